@@ -1,0 +1,92 @@
+package dev.inbox.benchmarks;
+
+import dev.inbox.BatchItem;
+import dev.inbox.BatchResult;
+import dev.inbox.Inbox;
+import dev.inbox.InboxSettings;
+import dev.inbox.ItemStatus;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import javax.sql.DataSource;
+
+/**
+ * The {@code core} scenario: an in-memory source feeding batches to the inbox's batch claim,
+ * against {@code nodedup}, the same business writes in the same batches and transactions with
+ * duplicates filtered by an in-memory set: the upper bound.
+ */
+final class CoreScenario {
+  private final DataSource dataSource;
+  private final Workload workload;
+  private final PaymentsSchema payments = new PaymentsSchema("bench_core");
+
+  CoreScenario(DataSource dataSource, Workload workload) {
+    this.dataSource = dataSource;
+    this.workload = workload;
+  }
+
+  /** One timed run; returns the seconds, or a negative value when the result was incorrect. */
+  Measurement run(String variant, int batchSize) throws Exception {
+    payments.reset(dataSource);
+    if (variant.equals("inbox")) {
+      InboxSettings settings =
+          InboxSettings.builder().schema(payments.schema).janitorInterval(Duration.ZERO).build();
+      try (Inbox inbox =
+          Inbox.builder().dataSource(dataSource).settings(settings).migrate(true).build()) {
+        long start = System.nanoTime();
+        runInbox(inbox, batchSize);
+        return new Measurement(
+            (System.nanoTime() - start) / 1e9, payments.correct(dataSource, workload));
+      }
+    }
+    long start = System.nanoTime();
+    runNoDedup(batchSize);
+    return new Measurement(
+        (System.nanoTime() - start) / 1e9, payments.correct(dataSource, workload));
+  }
+
+  record Measurement(double seconds, boolean correct) {}
+
+  private void runInbox(Inbox inbox, int batchSize) {
+    List<Workload.Payment> messages = workload.messages;
+    for (int from = 0; from < messages.size(); from += batchSize) {
+      List<BatchItem<Workload.Payment>> items = new ArrayList<>(batchSize);
+      for (Workload.Payment payment :
+          messages.subList(from, Math.min(from + batchSize, messages.size()))) {
+        items.add(BatchItem.of(payment.id(), payment));
+      }
+      BatchResult<Workload.Payment> result =
+          inbox.executeBatch(
+              "bench",
+              items,
+              (item, tx) -> {
+                payments.apply(tx, item.payload());
+                return null;
+              });
+      if (result.count(ItemStatus.COMPLETED) + result.count(ItemStatus.DUPLICATE) != items.size()) {
+        throw new IllegalStateException("unsettled items in a batch: " + result.counts());
+      }
+    }
+  }
+
+  private void runNoDedup(int batchSize) throws SQLException {
+    Set<String> seen = new HashSet<>();
+    List<Workload.Payment> messages = workload.messages;
+    try (Connection tx = dataSource.getConnection()) {
+      tx.setAutoCommit(false);
+      for (int from = 0; from < messages.size(); from += batchSize) {
+        for (Workload.Payment payment :
+            messages.subList(from, Math.min(from + batchSize, messages.size()))) {
+          if (seen.add(payment.id())) {
+            payments.apply(tx, payment);
+          }
+        }
+        tx.commit();
+      }
+    }
+  }
+}

@@ -1,0 +1,161 @@
+package dev.inbox;
+
+import java.sql.Connection;
+import java.util.List;
+import java.util.Optional;
+import javax.sql.DataSource;
+
+/**
+ * Exactly-once effects for message consumers and HTTP APIs, kept in one PostgreSQL table.
+ *
+ * <p>Every message id or Idempotency-Key is claimed as a (scope, key) record. In <b>transactional
+ * mode</b> ({@link #execute}, {@link #executeBatch}, {@link #claim(Connection, String, String,
+ * byte[])}) the claim, the handler's writes and the stored result commit or roll back together: a
+ * crash leaves nothing behind, and a duplicate finds the committed record. In <b>leased mode</b>
+ * ({@link #claimLease}) the claim commits at once with a lease and a fencing token, for side
+ * effects outside the database.
+ *
+ * <p>Instances are thread-safe. {@link #close()} stops the janitor; it never closes the data
+ * source.
+ *
+ * <pre>{@code
+ * Inbox inbox = Inbox.builder().dataSource(dataSource).build();
+ * inbox.migrate();
+ * Execution run = inbox.execute("payments-consumer", messageId, tx -> {
+ *   try (var insert = tx.prepareStatement("insert into payments ...")) { ...; insert.executeUpdate(); }
+ *   return null;
+ * });
+ * }</pre>
+ */
+public interface Inbox extends AutoCloseable {
+
+  static InboxBuilder builder() {
+    return new InboxBuilder();
+  }
+
+  /** The frozen settings this inbox runs with. */
+  InboxSettings settings();
+
+  /** Creates or upgrades the inbox table with Flyway; see {@link InboxSchema#migrate}. */
+  void migrate();
+
+  /**
+   * Runs the handler once for the key, in a transaction of the inbox's own: claim, handler writes
+   * and result commit together. Without fingerprint check.
+   *
+   * @see #execute(String, String, byte[], TransactionalHandler)
+   */
+  default Execution execute(String scope, String key, TransactionalHandler handler) {
+    return execute(scope, key, null, handler);
+  }
+
+  /**
+   * Runs the handler once for the key, in a transaction of the inbox's own.
+   *
+   * <p>A concurrent call with the same key waits on PostgreSQL's row lock for at most {@code
+   * lockTimeout}, then sees {@code DUPLICATE} (the first committed) or {@code NEW} (the first
+   * rolled back), or {@code IN_PROGRESS} after the bound.
+   *
+   * @param fingerprint the SHA-256 of the request, or null to skip the mismatch check
+   * @throws InvalidKeyException when the scope or key breaks a rule; nothing is written
+   * @throws HandlerFailedException when the handler throws; its writes are rolled back and the
+   *     attempt is counted in a short transaction of its own
+   * @throws InboxDatabaseException when PostgreSQL fails; if it failed during commit, the outcome
+   *     is unknown and a retry is safe
+   */
+  Execution execute(String scope, String key, byte[] fingerprint, TransactionalHandler handler);
+
+  /**
+   * Claims a batch of keys of one scope in one round trip, runs the handler for the new items, and
+   * commits once. A failing item does not undo the others ({@link BatchFailurePolicy#CONTINUE}). A
+   * key repeated inside the batch is a {@code DUPLICATE} of its first occurrence.
+   *
+   * @throws InvalidKeyException when any key breaks a rule; nothing is written
+   */
+  default <T> BatchResult<T> executeBatch(
+      String scope, List<BatchItem<T>> items, BatchHandler<T> handler) {
+    return executeBatch(scope, items, BatchFailurePolicy.CONTINUE, handler);
+  }
+
+  /**
+   * Like {@link #executeBatch(String, List, BatchHandler)}, with a choice of what follows a
+   * failure. Under {@link BatchFailurePolicy#STOP} the items after the first failure are left
+   * untouched, so that a Kafka partition's order is kept.
+   */
+  <T> BatchResult<T> executeBatch(
+      String scope, List<BatchItem<T>> items, BatchFailurePolicy policy, BatchHandler<T> handler);
+
+  /**
+   * Claims a key on a connection the caller already has in a transaction (bring your own
+   * transaction: Spring's {@code @Transactional}, jOOQ, plain JDBC). The claim runs under a
+   * savepoint, so that neither a duplicate nor a lock timeout aborts the caller's transaction. The
+   * inbox never commits or rolls back this transaction. On {@code NEW}, do the work and call {@link
+   * #complete(Connection, Claim, StoredResult)} before committing.
+   *
+   * @throws IllegalArgumentException when the connection is in auto-commit mode
+   */
+  Claim claim(Connection transaction, String scope, String key, byte[] fingerprint);
+
+  /**
+   * Marks a {@code NEW} claim made with {@link #claim(Connection, String, String, byte[])}
+   * completed.
+   */
+  void complete(Connection transaction, Claim claim, StoredResult result);
+
+  /**
+   * Counts a failed attempt of a claim whose transaction the caller rolled back, in a short
+   * transaction of its own, so that a poison message reaches {@code GAVE_UP}.
+   */
+  void recordFailure(Claim claim, String error);
+
+  /**
+   * Leased mode: claims the key and commits {@code IN_PROGRESS} at once, with a lease of {@code
+   * leaseDuration} and a fencing token. An expired lease is taken over by this claim atomically.
+   */
+  Claim claimLease(String scope, String key, byte[] fingerprint);
+
+  /**
+   * Completes a leased claim with its result.
+   *
+   * @throws LeaseLostException when another owner took the lease over
+   */
+  void complete(LeaseToken lease, StoredResult result);
+
+  /**
+   * Records a leased claim's failure; the key can be claimed again until {@code maxAttempts}.
+   *
+   * @throws LeaseLostException when another owner took the lease over
+   */
+  void fail(LeaseToken lease, String error);
+
+  /**
+   * Extends a lease by {@code leaseDuration} from now.
+   *
+   * @throws LeaseLostException when another owner took the lease over
+   */
+  LeaseToken renew(LeaseToken lease);
+
+  /** The record of a key, for operators. */
+  Optional<InboxRecord> find(String scope, String key);
+
+  /** Frees a {@code FAILED} (or given-up) key for reprocessing, such as replaying a dead letter. */
+  ReleaseResult release(String scope, String key);
+
+  /**
+   * Deletes {@code COMPLETED} records older than {@code retention}, in statements of at most {@code
+   * purgeBatchSize} rows that skip locked rows, so that claims never wait on it. Never touches
+   * {@code IN_PROGRESS} or {@code FAILED} records.
+   *
+   * @return the number of rows deleted
+   */
+  long purgeExpired();
+
+  /** Stops the janitor, waiting for a purge in progress. Does not close the data source. */
+  @Override
+  void close();
+
+  /** For static factories that want a data source only. */
+  static Inbox create(DataSource dataSource) {
+    return builder().dataSource(dataSource).build();
+  }
+}

@@ -1,0 +1,56 @@
+package dev.inbox;
+
+import dev.inbox.internal.PostgresInbox;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.Objects;
+import javax.sql.DataSource;
+
+/** Builds an {@link Inbox}. Only the data source is required. */
+public final class InboxBuilder {
+  private DataSource dataSource;
+  private InboxSettings settings = InboxSettings.defaults();
+  private boolean migrate;
+
+  InboxBuilder() {}
+
+  /** Any {@link DataSource}; {@link InboxDataSources#pool} builds a sensible HikariCP pool. */
+  public InboxBuilder dataSource(DataSource dataSource) {
+    this.dataSource = Objects.requireNonNull(dataSource, "dataSource must not be null");
+    return this;
+  }
+
+  /** Defaults to {@link InboxSettings#defaults()}. */
+  public InboxBuilder settings(InboxSettings settings) {
+    this.settings = Objects.requireNonNull(settings, "settings must not be null");
+    return this;
+  }
+
+  /** Run the Flyway migration while building. Defaults to false. */
+  public InboxBuilder migrate(boolean migrate) {
+    this.migrate = migrate;
+    return this;
+  }
+
+  /**
+   * Checks that the database answers, migrates when asked, and starts the janitor.
+   *
+   * @throws InboxDatabaseException when the database cannot be reached: fail fast at startup
+   */
+  public Inbox build() {
+    if (dataSource == null) {
+      throw new IllegalStateException("dataSource must be set before build()");
+    }
+    try (Connection connection = dataSource.getConnection()) {
+      if (!connection.isValid(5)) {
+        throw new SQLException("connection is not valid", "08006");
+      }
+    } catch (SQLException e) {
+      throw new InboxDatabaseException(null, null, "inbox cannot reach its database at startup", e);
+    }
+    if (migrate) {
+      InboxSchema.migrate(dataSource, settings);
+    }
+    return PostgresInbox.start(dataSource, settings);
+  }
+}

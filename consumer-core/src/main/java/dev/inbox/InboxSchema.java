@@ -1,0 +1,83 @@
+package dev.inbox;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+import javax.sql.DataSource;
+import org.flywaydb.core.Flyway;
+
+/**
+ * The inbox table's schema, as Flyway migrations shipped in this jar.
+ *
+ * <p>They live under their own location ({@value #LOCATION}) with their own history table ({@code
+ * <table>_schema_history}), so they never clash with the application's own Flyway. Teams on
+ * Liquibase or their own tooling take the plain SQL from {@link #sql}.
+ */
+public final class InboxSchema {
+  /** Where the migrations are on the class path. */
+  public static final String LOCATION = "classpath:dev/inbox/db/migration";
+
+  /** The migration scripts, in order. */
+  static final List<String> SCRIPTS = List.of("V1__create_inbox_table.sql");
+
+  private InboxSchema() {}
+
+  /**
+   * Creates or upgrades the inbox table; running it again does nothing. Creates the schema if
+   * missing. An application's own tables and Flyway history in the same schema are left alone.
+   */
+  public static void migrate(DataSource dataSource, InboxSettings settings) {
+    flyway(dataSource, settings).migrate();
+  }
+
+  /**
+   * The Flyway instance {@link #migrate} uses, for callers who want {@code info()} or {@code
+   * validate()}.
+   */
+  public static Flyway flyway(DataSource dataSource, InboxSettings settings) {
+    return Flyway.configure(InboxSchema.class.getClassLoader())
+        .dataSource(dataSource)
+        .locations(LOCATION)
+        .schemas(settings.schema())
+        .defaultSchema(settings.schema())
+        .createSchemas(true)
+        .table(settings.table() + "_schema_history")
+        // An application's own tables in the same schema must not stop our first migration.
+        .baselineOnMigrate(true)
+        .baselineVersion("0")
+        .placeholders(placeholders(settings))
+        .load();
+  }
+
+  /** The plain SQL of every migration, with the schema and table names filled in. */
+  public static String sql(InboxSettings settings) {
+    StringBuilder sql = new StringBuilder();
+    for (String script : SCRIPTS) {
+      String text = read("/dev/inbox/db/migration/" + script);
+      for (Map.Entry<String, String> placeholder : placeholders(settings).entrySet()) {
+        text = text.replace("${" + placeholder.getKey() + "}", placeholder.getValue());
+      }
+      sql.append("-- ").append(script).append('\n').append(text).append('\n');
+    }
+    return sql.toString();
+  }
+
+  private static Map<String, String> placeholders(InboxSettings settings) {
+    return Map.of("inbox_schema", settings.schema(), "inbox_table", settings.table());
+  }
+
+  private static String read(String resource) {
+    try (InputStream in = InboxSchema.class.getResourceAsStream(resource)) {
+      if (in == null) {
+        throw new IllegalStateException(
+            resource + " is missing from the jar, which indicates a bug");
+      }
+      return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+}

@@ -1,0 +1,392 @@
+package dev.inbox.internal;
+
+import dev.inbox.BatchFailurePolicy;
+import dev.inbox.BatchHandler;
+import dev.inbox.BatchItem;
+import dev.inbox.BatchResult;
+import dev.inbox.Claim;
+import dev.inbox.ClaimOutcome;
+import dev.inbox.InboxSettings;
+import dev.inbox.ItemResult;
+import dev.inbox.ItemStatus;
+import dev.inbox.RecordState;
+import dev.inbox.StoredResult;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.sql.Savepoint;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.EnumMap;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import javax.sql.DataSource;
+
+/**
+ * One call of {@code executeBatch}.
+ *
+ * <p>Algorithm: an optimistic pass claims every distinct key in one statement and runs the handlers
+ * with no savepoint, which costs no round trip beyond the handlers' own. If a handler throws, that
+ * pass rolls back and a careful pass runs again with a savepoint around each handler, so that the
+ * failing item is rolled back and counted while the others commit. Under {@link
+ * BatchFailurePolicy#STOP} the careful pass claims only up to the failing item, so that no later
+ * item of the partition takes effect before it. Re-running a handler is safe here because its only
+ * effects are writes that were rolled back.
+ */
+final class BatchExecution<T> {
+  private final DataSource dataSource;
+  private final Claimer claimer;
+  private final Statements sql;
+  private final InboxSettings settings;
+  private final String scope;
+  private final List<BatchItem<T>> items;
+  private final BatchFailurePolicy policy;
+  private final BatchHandler<T> handler;
+
+  /** The item index of each distinct key's first occurrence, in order. */
+  private final List<Integer> firsts = new ArrayList<>();
+
+  /** For each item, the position of its key in {@link #firsts}. */
+  private final int[] distinctPosition;
+
+  BatchExecution(
+      DataSource dataSource,
+      Claimer claimer,
+      Statements sql,
+      InboxSettings settings,
+      String scope,
+      List<BatchItem<T>> items,
+      BatchFailurePolicy policy,
+      BatchHandler<T> handler) {
+    this.dataSource = dataSource;
+    this.claimer = claimer;
+    this.sql = sql;
+    this.settings = settings;
+    this.scope = scope;
+    this.items = items;
+    this.policy = policy;
+    this.handler = handler;
+    this.distinctPosition = new int[items.size()];
+    Map<String, Integer> positionByKey = new HashMap<>();
+    for (int i = 0; i < items.size(); i++) {
+      String key = items.get(i).key();
+      Integer position = positionByKey.get(key);
+      if (position == null) {
+        position = firsts.size();
+        positionByKey.put(key, position);
+        firsts.add(i);
+      }
+      distinctPosition[i] = position;
+    }
+  }
+
+  /** What happened to one distinct key in a pass. */
+  private record Slot(Claim claim, ItemStatus status, StoredResult result, Throwable failure) {}
+
+  /** The outcome of one pass over the first {@code limit} distinct keys. */
+  private static final class Pass {
+    final int limit;
+    final Slot[] slots;
+
+    /** Optimistic pass: the distinct position whose handler threw, or -1. */
+    int failedAt = -1;
+
+    /** Careful STOP pass: an earlier position that threw, so the pass must shrink to it; or -1. */
+    int restartAt = -1;
+
+    Pass(int limit) {
+      this.limit = limit;
+      this.slots = new Slot[limit];
+    }
+  }
+
+  BatchResult<T> run() throws SQLException {
+    long start = System.nanoTime();
+    Pass pass = runPass(firsts.size(), false);
+    if (pass.failedAt >= 0) {
+      int limit = policy == BatchFailurePolicy.STOP ? pass.failedAt + 1 : firsts.size();
+      pass = runPass(limit, true);
+      while (pass.restartAt >= 0) {
+        pass = runPass(pass.restartAt + 1, true);
+      }
+    }
+    BatchResult<T> result = results(pass);
+    report(pass, result, start);
+    return result;
+  }
+
+  private Pass runPass(int limit, boolean careful) throws SQLException {
+    Pass pass = new Pass(limit);
+    Connection connection = Transactions.begin(dataSource);
+    try {
+      Map<String, Claim> claims = claim(connection, limit, careful);
+      List<String> completedWithoutResult = new ArrayList<>();
+      List<Slot> completedWithResult = new ArrayList<>();
+      Instant now = now();
+      for (int position = 0; position < limit; position++) {
+        BatchItem<T> item = items.get(firsts.get(position));
+        Claim claim = claims.get(item.key());
+        if (!claim.isNew()) {
+          pass.slots[position] =
+              new Slot(claim, statusOf(claim.outcome()), claim.storedResult(), null);
+          continue;
+        }
+        Savepoint savepoint = careful ? connection.setSavepoint() : null;
+        long handlerStart = System.nanoTime();
+        try {
+          StoredResult result = handler.handle(item, connection);
+          settings.listener().handled(scope, true, Claimer.since(handlerStart));
+          Slot slot = new Slot(claim, ItemStatus.COMPLETED, result, null);
+          pass.slots[position] = slot;
+          if (result == null) {
+            completedWithoutResult.add(item.key());
+          } else {
+            completedWithResult.add(slot);
+          }
+        } catch (Exception e) {
+          settings.listener().handled(scope, false, Claimer.since(handlerStart));
+          if (SqlStates.isConnectionFailure(e)) {
+            throw asSqlException(e);
+          }
+          if (!careful) {
+            connection.rollback();
+            pass.failedAt = position;
+            return pass;
+          }
+          connection.rollback(savepoint);
+          markFailed(connection, item.key(), e, now);
+          pass.slots[position] = new Slot(claim, ItemStatus.FAILED, null, e);
+          if (policy == BatchFailurePolicy.STOP && anyNewAfter(claims, position, limit)) {
+            connection.rollback();
+            pass.restartAt = position;
+            return pass;
+          }
+        }
+      }
+      if (careful) {
+        complete(connection, completedWithoutResult, completedWithResult, now);
+      } else {
+        storeResults(connection, completedWithResult);
+      }
+      connection.commit();
+      return pass;
+    } catch (SQLException | RuntimeException | Error e) {
+      Transactions.rollbackQuietly(connection, e);
+      throw e;
+    } finally {
+      Transactions.end(connection);
+    }
+  }
+
+  private Map<String, Claim> claim(Connection connection, int limit, boolean careful)
+      throws SQLException {
+    RecordState writtenAs = careful ? RecordState.IN_PROGRESS : RecordState.COMPLETED;
+    List<Claimer.Request> requests = new ArrayList<>(limit);
+    for (int position = 0; position < limit; position++) {
+      BatchItem<T> item = items.get(firsts.get(position));
+      requests.add(new Claimer.Request(item.key(), item.fingerprint()));
+    }
+    long start = System.nanoTime();
+    claimer.configureTransaction(connection);
+    Map<String, Claim> claims;
+    try {
+      claims = claimer.claim(connection, scope, requests, null, now(), writtenAs);
+    } catch (SQLException e) {
+      if (!SqlStates.isLockTimeout(e)) {
+        throw e;
+      }
+      // Some key is held by a transaction that outlived lockTimeout: find which, one at a time.
+      connection.rollback();
+      claimer.configureTransaction(connection);
+      claims = new HashMap<>();
+      for (Claimer.Request request : requests) {
+        claims.put(
+            request.key(),
+            claimer.claimUnderSavepoint(connection, scope, request, null, now(), writtenAs));
+      }
+    }
+    settings.listener().claimLatency(scope, Claimer.since(start));
+    return claims;
+  }
+
+  private boolean anyNewAfter(Map<String, Claim> claims, int position, int limit) {
+    for (int later = position + 1; later < limit; later++) {
+      if (claims.get(items.get(firsts.get(later)).key()).isNew()) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private void markFailed(Connection connection, String key, Exception error, Instant now)
+      throws SQLException {
+    try (PreparedStatement ps = connection.prepareStatement(sql.failInTransaction)) {
+      ps.setString(1, String.valueOf(error));
+      ps.setObject(2, Rows.timestamp(now));
+      ps.setString(3, scope);
+      ps.setString(4, key);
+      expectOne(ps.executeUpdate(), key, "mark failed");
+    }
+  }
+
+  private void complete(
+      Connection connection, List<String> withoutResult, List<Slot> withResult, Instant now)
+      throws SQLException {
+    if (!withoutResult.isEmpty()) {
+      try (PreparedStatement ps = connection.prepareStatement(sql.completeMany)) {
+        ps.setObject(1, Rows.timestamp(now));
+        ps.setObject(2, Rows.timestamp(now));
+        ps.setString(3, scope);
+        ps.setArray(4, connection.createArrayOf("text", withoutResult.toArray(new String[0])));
+        int updated = ps.executeUpdate();
+        if (updated != withoutResult.size()) {
+          throw new IllegalStateException(
+              "completed "
+                  + updated
+                  + " of "
+                  + withoutResult.size()
+                  + " claimed keys in scope '"
+                  + scope
+                  + "', which indicates a bug");
+        }
+      }
+    }
+    if (!withResult.isEmpty()) {
+      try (PreparedStatement ps = connection.prepareStatement(sql.complete)) {
+        for (Slot slot : withResult) {
+          Rows.setResult(connection, ps, 1, slot.result());
+          ps.setObject(5, Rows.timestamp(now));
+          ps.setObject(6, Rows.timestamp(now));
+          ps.setString(7, scope);
+          ps.setString(8, slot.claim().key());
+          ps.setLong(9, slot.claim().fencingToken());
+          ps.addBatch();
+        }
+        int[] counts = ps.executeBatch();
+        for (int i = 0; i < counts.length; i++) {
+          expectOne(counts[i], withResult.get(i).claim().key(), "complete");
+        }
+      }
+    }
+  }
+
+  private void storeResults(Connection connection, List<Slot> withResult) throws SQLException {
+    if (withResult.isEmpty()) {
+      return;
+    }
+    try (PreparedStatement ps = connection.prepareStatement(sql.storeResult)) {
+      for (Slot slot : withResult) {
+        Rows.setResult(connection, ps, 1, slot.result());
+        ps.setString(5, scope);
+        ps.setString(6, slot.claim().key());
+        ps.addBatch();
+      }
+      int[] counts = ps.executeBatch();
+      for (int i = 0; i < counts.length; i++) {
+        expectOne(counts[i], withResult.get(i).claim().key(), "store result");
+      }
+    }
+  }
+
+  private void expectOne(int updated, String key, String what) {
+    if (updated != 1) {
+      throw new IllegalStateException(
+          what
+              + " of claimed key '"
+              + key
+              + "' in scope '"
+              + scope
+              + "' changed "
+              + updated
+              + " rows, which indicates a bug");
+    }
+  }
+
+  private BatchResult<T> results(Pass pass) {
+    List<ItemResult<T>> results = new ArrayList<>(items.size());
+    for (int i = 0; i < items.size(); i++) {
+      BatchItem<T> item = items.get(i);
+      int position = distinctPosition[i];
+      if (position >= pass.limit) {
+        results.add(new ItemResult<>(item, ItemStatus.NOT_ATTEMPTED, 0, null, null, null));
+        continue;
+      }
+      Slot slot = pass.slots[position];
+      ItemStatus status = slot.status();
+      if (firsts.get(position) != i) {
+        status = repeatStatus(items.get(firsts.get(position)), item, status);
+      }
+      results.add(
+          new ItemResult<>(
+              item,
+              status,
+              slot.claim().attempts(),
+              slot.result(),
+              slot.failure(),
+              slot.claim().lockedUntil()));
+    }
+    return new BatchResult<>(results);
+  }
+
+  /**
+   * A key repeated inside the batch is a duplicate of its first occurrence, if that one settled.
+   */
+  private static ItemStatus repeatStatus(
+      BatchItem<?> first, BatchItem<?> repeat, ItemStatus firstStatus) {
+    if (first.fingerprint() != null
+        && repeat.fingerprint() != null
+        && !Arrays.equals(first.fingerprint(), repeat.fingerprint())) {
+      return ItemStatus.MISMATCH;
+    }
+    return firstStatus.isSettled() ? ItemStatus.DUPLICATE : firstStatus;
+  }
+
+  private void report(Pass pass, BatchResult<T> result, long start) {
+    Map<ClaimOutcome, Integer> outcomes = new EnumMap<>(ClaimOutcome.class);
+    for (Slot slot : pass.slots) {
+      outcomes.merge(slot.claim().outcome(), 1, Integer::sum);
+    }
+    int repeats = 0;
+    for (int i = 0; i < items.size(); i++) {
+      if (distinctPosition[i] < pass.limit && firsts.get(distinctPosition[i]) != i) {
+        repeats++;
+      }
+    }
+    if (repeats > 0) {
+      outcomes.merge(ClaimOutcome.DUPLICATE, repeats, Integer::sum);
+    }
+    outcomes.forEach((outcome, count) -> settings.listener().claimed(scope, outcome, count));
+    settings.listener().batch(scope, result.items().size(), Claimer.since(start));
+  }
+
+  private Instant now() {
+    return settings.clock().instant().truncatedTo(ChronoUnit.MICROS);
+  }
+
+  static ItemStatus statusOf(ClaimOutcome outcome) {
+    switch (outcome) {
+      case DUPLICATE:
+        return ItemStatus.DUPLICATE;
+      case IN_PROGRESS:
+        return ItemStatus.IN_PROGRESS;
+      case MISMATCH:
+        return ItemStatus.MISMATCH;
+      case GAVE_UP:
+        return ItemStatus.GAVE_UP;
+      default:
+        throw new IllegalArgumentException(outcome + " is not a settled claim outcome");
+    }
+  }
+
+  static SQLException asSqlException(Throwable t) {
+    for (Throwable c = t; c != null; c = c.getCause()) {
+      if (c instanceof SQLException sql) {
+        return sql;
+      }
+    }
+    return new SQLException(t.toString(), "08000", t);
+  }
+}

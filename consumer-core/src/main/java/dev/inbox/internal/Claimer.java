@@ -1,0 +1,284 @@
+package dev.inbox.internal;
+
+import dev.inbox.Claim;
+import dev.inbox.ClaimOutcome;
+import dev.inbox.InboxSettings;
+import dev.inbox.LeaseToken;
+import dev.inbox.RecordState;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Savepoint;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.postgresql.PGStatement;
+
+/**
+ * Claims keys on a connection that is inside a transaction.
+ *
+ * <p>Algorithm: one upsert claims every key it can and returns them ({@code NEW}); one SELECT reads
+ * the rest and classifies them. The SELECT runs as its own statement so that, under READ COMMITTED,
+ * it sees rows committed by the transactions the upsert waited for. A row that changed between the
+ * two (purged, or released) is claimed again, at most {@value #ROUNDS} times.
+ */
+final class Claimer {
+  private static final int ROUNDS = 5;
+
+  /** One key to claim, with the fingerprint to check (null: no check). */
+  record Request(String key, byte[] fingerprint) {}
+
+  private final Statements sql;
+  private final InboxSettings settings;
+
+  Claimer(Statements sql, InboxSettings settings) {
+    this.sql = sql;
+    this.settings = settings;
+  }
+
+  /**
+   * Must be the first statement of a transaction the inbox owns: makes it READ COMMITTED (the claim
+   * relies on seeing rows committed by the transactions it waited for) and bounds how long its
+   * claims wait on another claimant's row lock. One round trip for both.
+   */
+  void configureTransaction(Connection connection) throws SQLException {
+    try (Statement statement = connection.createStatement()) {
+      statement.execute(
+          "SET TRANSACTION ISOLATION LEVEL READ COMMITTED; SET LOCAL lock_timeout = '"
+              + settings.lockTimeout().toMillis()
+              + "ms'");
+    }
+  }
+
+  /**
+   * Claims distinct keys in one scope. With a lease owner, new claims get a lease ending at {@code
+   * now + leaseDuration}.
+   *
+   * @throws SQLException with SQLState 55P03 when a key stayed locked past lockTimeout; the
+   *     transaction is then aborted
+   */
+  Map<String, Claim> claim(
+      Connection connection, String scope, List<Request> requests, String leaseOwner, Instant now)
+      throws SQLException {
+    return claim(connection, scope, requests, leaseOwner, now, RecordState.IN_PROGRESS);
+  }
+
+  /**
+   * Like {@link #claim(Connection, String, List, String, Instant)}, writing new claims in {@code
+   * writtenAs}: {@code COMPLETED} only for a transaction that commits solely when every handler
+   * succeeded.
+   */
+  Map<String, Claim> claim(
+      Connection connection,
+      String scope,
+      List<Request> requests,
+      String leaseOwner,
+      Instant now,
+      RecordState writtenAs)
+      throws SQLException {
+    if (writtenAs == RecordState.FAILED
+        || (writtenAs == RecordState.COMPLETED && leaseOwner != null)) {
+      throw new IllegalArgumentException(
+          "claims are written IN_PROGRESS, or COMPLETED without a lease, never " + writtenAs);
+    }
+    Map<String, Request> pending = new LinkedHashMap<>();
+    requests.forEach(r -> pending.put(r.key(), r));
+    Map<String, Claim> claims = new HashMap<>();
+    Instant leaseEnd = leaseOwner == null ? null : now.plus(settings.leaseDuration());
+    int takenOver = 0;
+    for (int round = 0; round < ROUNDS && !pending.isEmpty(); round++) {
+      takenOver += upsert(connection, scope, pending, leaseOwner, leaseEnd, now, writtenAs, claims);
+      if (!pending.isEmpty()) {
+        classify(connection, scope, pending, now, claims);
+      }
+    }
+    if (!pending.isEmpty()) {
+      throw new IllegalStateException(
+          "keys "
+              + pending.keySet()
+              + " could be neither claimed nor classified in scope '"
+              + scope
+              + "' after "
+              + ROUNDS
+              + " rounds, which indicates a bug");
+    }
+    if (takenOver > 0) {
+      settings.listener().leasesTakenOver(scope, takenOver);
+    }
+    return claims;
+  }
+
+  /**
+   * Claims one key under a savepoint, so that a lock timeout answers IN_PROGRESS instead of
+   * aborting the caller's transaction.
+   */
+  Claim claimUnderSavepoint(
+      Connection connection,
+      String scope,
+      Request request,
+      String leaseOwner,
+      Instant now,
+      RecordState writtenAs)
+      throws SQLException {
+    Savepoint savepoint = connection.setSavepoint();
+    try {
+      Claim claim =
+          claim(connection, scope, List.of(request), leaseOwner, now, writtenAs).get(request.key());
+      connection.releaseSavepoint(savepoint);
+      return claim;
+    } catch (SQLException e) {
+      connection.rollback(savepoint);
+      if (SqlStates.isLockTimeout(e)) {
+        return lockedElsewhere(scope, request.key());
+      }
+      throw e;
+    }
+  }
+
+  /** The answer when another transaction held the key past lockTimeout. */
+  Claim lockedElsewhere(String scope, String key) {
+    return new Claim(scope, key, ClaimOutcome.IN_PROGRESS, 0, 0, null, null, null);
+  }
+
+  private int upsert(
+      Connection connection,
+      String scope,
+      Map<String, Request> pending,
+      String leaseOwner,
+      Instant leaseEnd,
+      Instant now,
+      RecordState writtenAs,
+      Map<String, Claim> claims)
+      throws SQLException {
+    String[] keys = pending.keySet().toArray(new String[0]);
+    byte[][] fingerprints = new byte[keys.length][];
+    for (int i = 0; i < keys.length; i++) {
+      fingerprints[i] = pending.get(keys[i]).fingerprint();
+    }
+    int takenOver = 0;
+    try (PreparedStatement ps = connection.prepareStatement(sql.claim)) {
+      ps.setString(1, scope);
+      ps.setString(2, writtenAs.name());
+      ps.setString(3, leaseOwner);
+      ps.setObject(4, Rows.timestamp(leaseEnd));
+      ps.setObject(5, Rows.timestamp(now));
+      ps.setObject(6, Rows.timestamp(now));
+      ps.setObject(7, writtenAs == RecordState.COMPLETED ? Rows.timestamp(now) : null);
+      ps.setArray(8, connection.createArrayOf("text", keys));
+      ps.setArray(9, connection.createArrayOf("bytea", fingerprints));
+      ps.setInt(10, settings.maxAttempts());
+      ps.setObject(11, Rows.timestamp(now));
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          String key = rs.getString(1);
+          int attempts = rs.getInt(2);
+          long token = rs.getLong(3);
+          Instant lockedUntil = Rows.instant(rs, "locked_until");
+          if (rs.getBoolean(5)) {
+            takenOver++;
+          }
+          LeaseToken lease =
+              leaseOwner == null
+                  ? null
+                  : new LeaseToken(scope, key, leaseOwner, token, lockedUntil);
+          claims.put(
+              key,
+              new Claim(scope, key, ClaimOutcome.NEW, attempts, token, null, lockedUntil, lease));
+          if (pending.remove(key) == null) {
+            throw new IllegalStateException(
+                "claim returned key '" + key + "' twice or unasked, which indicates a bug");
+          }
+        }
+      }
+    }
+    return takenOver;
+  }
+
+  private void classify(
+      Connection connection,
+      String scope,
+      Map<String, Request> pending,
+      Instant now,
+      Map<String, Claim> claims)
+      throws SQLException {
+    try (PreparedStatement ps = connection.prepareStatement(sql.selectClaimState)) {
+      planEveryTime(ps);
+      ps.setString(1, scope);
+      ps.setArray(2, connection.createArrayOf("text", pending.keySet().toArray(new String[0])));
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          String key = rs.getString("key");
+          Claim claim = classifyRow(scope, pending.get(key), rs, now);
+          if (claim != null) {
+            claims.put(key, claim);
+            pending.remove(key);
+          }
+        }
+      }
+    }
+  }
+
+  /**
+   * The claim a row that the upsert left alone stands for, or null when it is claimable after all.
+   */
+  private Claim classifyRow(String scope, Request request, ResultSet rs, Instant now)
+      throws SQLException {
+    String key = request.key();
+    RecordState state = RecordState.valueOf(rs.getString("state"));
+    int attempts = rs.getInt("attempts");
+    long token = rs.getLong("fencing_token");
+    byte[] stored = rs.getBytes("fingerprint");
+    if (stored != null
+        && request.fingerprint() != null
+        && !Arrays.equals(stored, request.fingerprint())) {
+      return new Claim(scope, key, ClaimOutcome.MISMATCH, attempts, token, null, null, null);
+    }
+    switch (state) {
+      case COMPLETED:
+        return new Claim(
+            scope, key, ClaimOutcome.DUPLICATE, attempts, token, Rows.result(rs), null, null);
+      case IN_PROGRESS:
+        Instant lockedUntil = Rows.instant(rs, "locked_until");
+        boolean live = lockedUntil != null && !lockedUntil.isBefore(now);
+        return live
+            ? new Claim(
+                scope, key, ClaimOutcome.IN_PROGRESS, attempts, token, null, lockedUntil, null)
+            : null;
+      case FAILED:
+        return attempts >= settings.maxAttempts()
+            ? new Claim(scope, key, ClaimOutcome.GAVE_UP, attempts, token, null, null, null)
+            : null;
+      default:
+        throw new IllegalStateException("unknown state " + state + ", which indicates a bug");
+    }
+  }
+
+  /**
+   * A cached generic plan made while the table was small keeps a sequential scan after the table
+   * has grown (until autovacuum re-plans it); planned per execution, the lookup always uses the
+   * primary key.
+   */
+  private static void planEveryTime(PreparedStatement ps) throws SQLException {
+    if (ps.isWrapperFor(PGStatement.class)) {
+      ps.unwrap(PGStatement.class).setPrepareThreshold(0);
+    }
+  }
+
+  /** Distinct requests in order of first appearance. */
+  static List<Request> distinct(List<Request> requests) {
+    Map<String, Request> seen = new LinkedHashMap<>();
+    requests.forEach(r -> seen.putIfAbsent(r.key(), r));
+    return new ArrayList<>(seen.values());
+  }
+
+  static Duration since(long startNanos) {
+    return Duration.ofNanos(System.nanoTime() - startNanos);
+  }
+}

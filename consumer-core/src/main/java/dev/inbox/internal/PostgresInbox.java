@@ -1,0 +1,582 @@
+package dev.inbox.internal;
+
+import dev.inbox.BatchFailurePolicy;
+import dev.inbox.BatchHandler;
+import dev.inbox.BatchItem;
+import dev.inbox.BatchResult;
+import dev.inbox.Claim;
+import dev.inbox.ClaimOutcome;
+import dev.inbox.Execution;
+import dev.inbox.HandlerFailedException;
+import dev.inbox.IllegalStateTransitionException;
+import dev.inbox.Inbox;
+import dev.inbox.InboxDatabaseException;
+import dev.inbox.InboxKeys;
+import dev.inbox.InboxRecord;
+import dev.inbox.InboxSchema;
+import dev.inbox.InboxSettings;
+import dev.inbox.LeaseLostException;
+import dev.inbox.LeaseToken;
+import dev.inbox.RecordState;
+import dev.inbox.ReleaseResult;
+import dev.inbox.StoredResult;
+import dev.inbox.TransactionalHandler;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** The {@link Inbox} on PostgreSQL. Thread-safe: it keeps no per-call state between calls. */
+public final class PostgresInbox implements Inbox {
+  private static final Logger log = LoggerFactory.getLogger(PostgresInbox.class);
+  private static final int MAX_BATCH_RETRIES = 3;
+
+  private final DataSource dataSource;
+  private final InboxSettings settings;
+  private final Statements sql;
+  private final Claimer claimer;
+  private final Janitor janitor;
+
+  private PostgresInbox(DataSource dataSource, InboxSettings settings) {
+    this.dataSource = dataSource;
+    this.settings = settings;
+    this.sql = new Statements(settings.qualifiedTable());
+    this.claimer = new Claimer(sql, settings);
+    this.janitor =
+        settings.janitorInterval().isZero()
+            ? null
+            : Janitor.start(
+                settings.qualifiedTable(), settings.janitorInterval(), this::janitorRun);
+  }
+
+  /** Creates the inbox and starts its janitor, unless the janitor interval is zero. */
+  public static PostgresInbox start(DataSource dataSource, InboxSettings settings) {
+    return new PostgresInbox(
+        Objects.requireNonNull(dataSource, "dataSource"),
+        Objects.requireNonNull(settings, "settings"));
+  }
+
+  @Override
+  public InboxSettings settings() {
+    return settings;
+  }
+
+  @Override
+  public void migrate() {
+    InboxSchema.migrate(dataSource, settings);
+  }
+
+  @Override
+  public Execution execute(
+      String scope, String key, byte[] fingerprint, TransactionalHandler handler) {
+    InboxKeys.validateScope(scope);
+    InboxKeys.validateKey(key);
+    Objects.requireNonNull(handler, "handler");
+    Claimer.Request request = new Claimer.Request(key, fingerprint);
+    Connection connection = null;
+    try {
+      connection = Transactions.begin(dataSource);
+      claimer.configureTransaction(connection);
+      Claim claim = claimOne(connection, scope, request);
+      if (!claim.isNew()) {
+        connection.rollback();
+        return new Execution(claim, claim.storedResult());
+      }
+      StoredResult result;
+      long handlerStart = System.nanoTime();
+      try {
+        result = handler.handle(connection);
+        settings.listener().handled(scope, true, Claimer.since(handlerStart));
+      } catch (Exception e) {
+        settings.listener().handled(scope, false, Claimer.since(handlerStart));
+        Transactions.rollbackQuietly(connection, e);
+        if (SqlStates.isConnectionFailure(e)) {
+          throw new InboxDatabaseException(
+              scope,
+              key,
+              "database connection failed while the handler ran; nothing was committed",
+              BatchExecution.asSqlException(e));
+        }
+        countFailure(claim, fingerprint, String.valueOf(e));
+        throw new HandlerFailedException(scope, key, claim.attempts(), e);
+      }
+      if (result != null) {
+        storeResult(connection, claim, result);
+      }
+      connection.commit();
+      return new Execution(claim, result);
+    } catch (SQLException e) {
+      if (connection != null) {
+        Transactions.rollbackQuietly(connection, e);
+      }
+      throw new InboxDatabaseException(
+          scope,
+          key,
+          "execute failed; if it failed during commit the outcome is unknown and a retry is safe",
+          e);
+    } finally {
+      endQuietly(connection);
+    }
+  }
+
+  @Override
+  public <T> BatchResult<T> executeBatch(
+      String scope, List<BatchItem<T>> items, BatchFailurePolicy policy, BatchHandler<T> handler) {
+    InboxKeys.validateScope(scope);
+    Objects.requireNonNull(items, "items");
+    Objects.requireNonNull(policy, "policy");
+    Objects.requireNonNull(handler, "handler");
+    for (BatchItem<T> item : items) {
+      InboxKeys.validateKey(Objects.requireNonNull(item, "batch item").key());
+    }
+    if (items.isEmpty()) {
+      return new BatchResult<>(List.of());
+    }
+    for (int retry = 1; ; retry++) {
+      try {
+        return new BatchExecution<>(
+                dataSource, claimer, sql, settings, scope, items, policy, handler)
+            .run();
+      } catch (SQLException e) {
+        if (SqlStates.isRetryable(e) && retry < MAX_BATCH_RETRIES) {
+          log.debug("batch in scope '{}' hit {}; running it again", scope, e.getSQLState());
+          continue;
+        }
+        throw new InboxDatabaseException(
+            scope,
+            null,
+            "batch of "
+                + items.size()
+                + " failed; nothing of it was committed unless the commit itself failed",
+            e);
+      }
+    }
+  }
+
+  @Override
+  public Claim claim(Connection transaction, String scope, String key, byte[] fingerprint) {
+    InboxKeys.validateScope(scope);
+    InboxKeys.validateKey(key);
+    try {
+      if (transaction.getAutoCommit()) {
+        throw new IllegalArgumentException(
+            "claim(Connection, ...) needs a connection inside a transaction (autoCommit=false);"
+                + " use execute(...) to let the inbox own the transaction");
+      }
+      long start = System.nanoTime();
+      String previousTimeout = setLocalLockTimeout(transaction);
+      Claim claim;
+      try {
+        claim =
+            claimer.claimUnderSavepoint(
+                transaction,
+                scope,
+                new Claimer.Request(key, fingerprint),
+                null,
+                now(),
+                RecordState.IN_PROGRESS);
+      } finally {
+        restoreLockTimeout(transaction, previousTimeout);
+      }
+      settings.listener().claimLatency(scope, Claimer.since(start));
+      settings.listener().claimed(scope, claim.outcome(), 1);
+      return claim;
+    } catch (SQLException e) {
+      throw new InboxDatabaseException(scope, key, "claim on the caller's transaction failed", e);
+    }
+  }
+
+  @Override
+  public void complete(Connection transaction, Claim claim, StoredResult result) {
+    requireNew(claim);
+    try {
+      completeClaimed(transaction, claim, result, now());
+    } catch (SQLException e) {
+      throw new InboxDatabaseException(
+          claim.scope(), claim.key(), "complete on the caller's transaction failed", e);
+    }
+  }
+
+  @Override
+  public void recordFailure(Claim claim, String error) {
+    requireNew(claim);
+    countFailure(claim, null, error);
+  }
+
+  @Override
+  public Claim claimLease(String scope, String key, byte[] fingerprint) {
+    InboxKeys.validateScope(scope);
+    InboxKeys.validateKey(key);
+    Connection connection = null;
+    try {
+      connection = Transactions.begin(dataSource);
+      claimer.configureTransaction(connection);
+      long start = System.nanoTime();
+      Claim claim;
+      try {
+        claim =
+            claimer
+                .claim(
+                    connection,
+                    scope,
+                    List.of(new Claimer.Request(key, fingerprint)),
+                    settings.ownerId(),
+                    now())
+                .get(key);
+        connection.commit();
+      } catch (SQLException e) {
+        if (!SqlStates.isLockTimeout(e)) {
+          throw e;
+        }
+        connection.rollback();
+        claim = claimer.lockedElsewhere(scope, key);
+      }
+      settings.listener().claimLatency(scope, Claimer.since(start));
+      settings.listener().claimed(scope, claim.outcome(), 1);
+      return claim;
+    } catch (SQLException e) {
+      if (connection != null) {
+        Transactions.rollbackQuietly(connection, e);
+      }
+      throw new InboxDatabaseException(scope, key, "leased claim failed", e);
+    } finally {
+      endQuietly(connection);
+    }
+  }
+
+  @Override
+  public void complete(LeaseToken lease, StoredResult result) {
+    Objects.requireNonNull(lease, "lease");
+    try (Connection connection = dataSource.getConnection();
+        PreparedStatement ps = connection.prepareStatement(sql.complete)) {
+      Instant now = now();
+      Rows.setResult(connection, ps, 1, result);
+      ps.setObject(5, Rows.timestamp(now));
+      ps.setObject(6, Rows.timestamp(now));
+      ps.setString(7, lease.scope());
+      ps.setString(8, lease.key());
+      ps.setLong(9, lease.fencingToken());
+      if (ps.executeUpdate() != 1) {
+        throw leaseLost(connection, lease, RecordState.COMPLETED);
+      }
+    } catch (SQLException e) {
+      throw new InboxDatabaseException(lease.scope(), lease.key(), "complete of a lease failed", e);
+    }
+  }
+
+  @Override
+  public void fail(LeaseToken lease, String error) {
+    Objects.requireNonNull(lease, "lease");
+    try (Connection connection = dataSource.getConnection();
+        PreparedStatement ps = connection.prepareStatement(sql.failLease)) {
+      ps.setString(1, error);
+      ps.setObject(2, Rows.timestamp(now()));
+      ps.setString(3, lease.scope());
+      ps.setString(4, lease.key());
+      ps.setLong(5, lease.fencingToken());
+      if (ps.executeUpdate() != 1) {
+        throw leaseLost(connection, lease, RecordState.FAILED);
+      }
+    } catch (SQLException e) {
+      throw new InboxDatabaseException(lease.scope(), lease.key(), "fail of a lease failed", e);
+    }
+  }
+
+  @Override
+  public LeaseToken renew(LeaseToken lease) {
+    Objects.requireNonNull(lease, "lease");
+    Instant now = now();
+    Instant lockedUntil = now.plus(settings.leaseDuration());
+    try (Connection connection = dataSource.getConnection();
+        PreparedStatement ps = connection.prepareStatement(sql.renewLease)) {
+      ps.setObject(1, Rows.timestamp(lockedUntil));
+      ps.setObject(2, Rows.timestamp(now));
+      ps.setString(3, lease.scope());
+      ps.setString(4, lease.key());
+      ps.setLong(5, lease.fencingToken());
+      if (ps.executeUpdate() != 1) {
+        throw leaseLost(connection, lease, RecordState.IN_PROGRESS);
+      }
+      return new LeaseToken(
+          lease.scope(), lease.key(), lease.owner(), lease.fencingToken(), lockedUntil);
+    } catch (SQLException e) {
+      throw new InboxDatabaseException(lease.scope(), lease.key(), "renew of a lease failed", e);
+    }
+  }
+
+  @Override
+  public Optional<InboxRecord> find(String scope, String key) {
+    InboxKeys.validateScope(scope);
+    InboxKeys.validateKey(key);
+    try (Connection connection = dataSource.getConnection()) {
+      return find(connection, scope, key);
+    } catch (SQLException e) {
+      throw new InboxDatabaseException(scope, key, "find failed", e);
+    }
+  }
+
+  @Override
+  public ReleaseResult release(String scope, String key) {
+    InboxKeys.validateScope(scope);
+    InboxKeys.validateKey(key);
+    try (Connection connection = dataSource.getConnection();
+        PreparedStatement ps = connection.prepareStatement(sql.release)) {
+      ps.setObject(1, Rows.timestamp(now()));
+      ps.setString(2, scope);
+      ps.setString(3, key);
+      if (ps.executeUpdate() == 1) {
+        log.info("released key '{}' in scope '{}' for reprocessing", key, scope);
+        return ReleaseResult.RELEASED;
+      }
+      return find(connection, scope, key).isPresent()
+          ? ReleaseResult.NOT_RELEASABLE
+          : ReleaseResult.NOT_FOUND;
+    } catch (SQLException e) {
+      throw new InboxDatabaseException(scope, key, "release failed", e);
+    }
+  }
+
+  @Override
+  public long purgeExpired() {
+    long start = System.nanoTime();
+    Instant cutoff = now().minus(settings.retention());
+    long total = 0;
+    try (Connection connection = dataSource.getConnection();
+        PreparedStatement ps = connection.prepareStatement(sql.purge)) {
+      if (!connection.getAutoCommit()) {
+        connection.setAutoCommit(true);
+      }
+      int deleted;
+      do {
+        ps.setObject(1, Rows.timestamp(cutoff));
+        ps.setInt(2, settings.purgeBatchSize());
+        deleted = ps.executeUpdate();
+        total += deleted;
+      } while (deleted == settings.purgeBatchSize());
+    } catch (SQLException e) {
+      throw new InboxDatabaseException(
+          null, null, "purge of expired records failed after " + total + " rows", e);
+    }
+    settings.listener().purged(total, Claimer.since(start));
+    return total;
+  }
+
+  @Override
+  public void close() {
+    if (janitor != null) {
+      janitor.stop();
+    }
+  }
+
+  private void janitorRun() {
+    long purged = purgeExpired();
+    if (purged > 0) {
+      log.debug("purged {} expired records from {}", purged, settings.qualifiedTable());
+    }
+    try (Connection connection = dataSource.getConnection();
+        PreparedStatement ps = connection.prepareStatement(sql.oldestInProgress);
+        ResultSet rs = ps.executeQuery()) {
+      rs.next();
+      Instant oldest = Rows.instant(rs, "min");
+      settings
+          .listener()
+          .oldestInProgress(oldest == null ? Duration.ZERO : Duration.between(oldest, now()));
+    } catch (SQLException e) {
+      throw new InboxDatabaseException(
+          null, null, "reading the oldest IN_PROGRESS record failed", e);
+    }
+  }
+
+  private Claim claimOne(Connection connection, String scope, Claimer.Request request)
+      throws SQLException {
+    long start = System.nanoTime();
+    Claim claim;
+    try {
+      // execute() commits only when its handler succeeded, so the row is written in its final
+      // state.
+      claim =
+          claimer
+              .claim(connection, scope, List.of(request), null, now(), RecordState.COMPLETED)
+              .get(request.key());
+    } catch (SQLException e) {
+      if (!SqlStates.isLockTimeout(e)) {
+        throw e;
+      }
+      connection.rollback();
+      claim = claimer.lockedElsewhere(scope, request.key());
+    }
+    settings.listener().claimLatency(scope, Claimer.since(start));
+    settings.listener().claimed(scope, claim.outcome(), 1);
+    return claim;
+  }
+
+  private void storeResult(Connection connection, Claim claim, StoredResult result)
+      throws SQLException {
+    try (PreparedStatement ps = connection.prepareStatement(sql.storeResult)) {
+      Rows.setResult(connection, ps, 1, result);
+      ps.setString(5, claim.scope());
+      ps.setString(6, claim.key());
+      int updated = ps.executeUpdate();
+      if (updated != 1) {
+        throw new IllegalStateException(
+            "storing the result of claimed key '"
+                + claim.key()
+                + "' in scope '"
+                + claim.scope()
+                + "' changed "
+                + updated
+                + " rows, which indicates a bug");
+      }
+    }
+  }
+
+  private void completeClaimed(Connection connection, Claim claim, StoredResult result, Instant now)
+      throws SQLException {
+    try (PreparedStatement ps = connection.prepareStatement(sql.complete)) {
+      Rows.setResult(connection, ps, 1, result);
+      ps.setObject(5, Rows.timestamp(now));
+      ps.setObject(6, Rows.timestamp(now));
+      ps.setString(7, claim.scope());
+      ps.setString(8, claim.key());
+      ps.setLong(9, claim.fencingToken());
+      int updated = ps.executeUpdate();
+      if (updated != 1) {
+        throw new IllegalStateException(
+            "completing claimed key '"
+                + claim.key()
+                + "' in scope '"
+                + claim.scope()
+                + "' changed "
+                + updated
+                + " rows, which indicates a bug");
+      }
+    }
+  }
+
+  /**
+   * Counts a failed attempt in a short transaction of its own, after the handler's transaction
+   * rolled back. Best effort: when it cannot be written, the key simply gets one more attempt than
+   * configured.
+   */
+  private void countFailure(Claim claim, byte[] fingerprint, String error) {
+    Connection connection = null;
+    try {
+      connection = Transactions.begin(dataSource);
+      claimer.configureTransaction(connection);
+      Instant now = now();
+      try (PreparedStatement ps = connection.prepareStatement(sql.recordFailure)) {
+        ps.setString(1, claim.scope());
+        ps.setString(2, claim.key());
+        ps.setBytes(3, fingerprint);
+        ps.setInt(4, Math.max(1, claim.attempts()));
+        ps.setString(5, error);
+        ps.setObject(6, Rows.timestamp(now));
+        ps.setObject(7, Rows.timestamp(now));
+        ps.setObject(8, Rows.timestamp(now));
+        ps.executeUpdate();
+      }
+      connection.commit();
+    } catch (SQLException e) {
+      if (connection != null) {
+        Transactions.rollbackQuietly(connection, e);
+      }
+      log.warn(
+          "could not count the failed attempt of key '{}' in scope '{}': {}",
+          claim.key(),
+          claim.scope(),
+          e.toString());
+    } finally {
+      endQuietly(connection);
+    }
+  }
+
+  private LeaseLostException leaseLost(Connection connection, LeaseToken lease, RecordState target)
+      throws SQLException {
+    Optional<InboxRecord> found = find(connection, lease.scope(), lease.key());
+    if (found.isPresent() && found.get().fencingToken() == lease.fencingToken()) {
+      // Still this owner's token, so nobody took over: the record already left IN_PROGRESS.
+      throw new IllegalStateTransitionException(
+          lease.scope(), lease.key(), found.get().state(), target);
+    }
+    String description =
+        found
+            .map(
+                r ->
+                    "now "
+                        + r.state()
+                        + " with fencing token "
+                        + r.fencingToken()
+                        + ", owner "
+                        + r.leaseOwner())
+            .orElse("the record no longer exists");
+    return new LeaseLostException(lease.scope(), lease.key(), lease.fencingToken(), description);
+  }
+
+  private Optional<InboxRecord> find(Connection connection, String scope, String key)
+      throws SQLException {
+    try (PreparedStatement ps = connection.prepareStatement(sql.find)) {
+      ps.setString(1, scope);
+      ps.setString(2, key);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? Optional.of(Rows.record(rs)) : Optional.empty();
+      }
+    }
+  }
+
+  private String setLocalLockTimeout(Connection connection) throws SQLException {
+    try (PreparedStatement ps =
+        connection.prepareStatement(
+            "SELECT current_setting('lock_timeout'), set_config('lock_timeout', ?, true)")) {
+      ps.setString(1, settings.lockTimeout().toMillis() + "ms");
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getString(1);
+      }
+    }
+  }
+
+  private void restoreLockTimeout(Connection connection, String previous) throws SQLException {
+    try (PreparedStatement ps =
+        connection.prepareStatement("SELECT set_config('lock_timeout', ?, true)")) {
+      ps.setString(1, previous);
+      ps.executeQuery().close();
+    }
+  }
+
+  private static void requireNew(Claim claim) {
+    Objects.requireNonNull(claim, "claim");
+    if (claim.outcome() != ClaimOutcome.NEW) {
+      throw new IllegalArgumentException(
+          "only a NEW claim can be completed or failed, but key '"
+              + claim.key()
+              + "' in scope '"
+              + claim.scope()
+              + "' was "
+              + claim.outcome());
+    }
+  }
+
+  private static void endQuietly(Connection connection) {
+    if (connection == null) {
+      return;
+    }
+    try {
+      Transactions.end(connection);
+    } catch (SQLException e) {
+      log.debug("returning a connection failed", e);
+    }
+  }
+
+  private Instant now() {
+    return settings.clock().instant().truncatedTo(ChronoUnit.MICROS);
+  }
+}

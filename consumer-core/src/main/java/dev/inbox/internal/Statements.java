@@ -1,0 +1,141 @@
+package dev.inbox.internal;
+
+/**
+ * Every SQL statement of the inbox, built once per table. The table name is a validated identifier;
+ * every value is a bind parameter.
+ */
+final class Statements {
+  static final String TAKEOVER_NOTE = "lease expired: ";
+  private static final String COLUMNS =
+      "scope, key, fingerprint, state, attempts, lease_owner, fencing_token, locked_until,"
+          + " result_status, result_headers, result_body, result_body_sha256, last_error,"
+          + " created_at, updated_at, completed_at";
+
+  /**
+   * Claims many keys in one round trip, writing them as IN_PROGRESS, or directly as COMPLETED when
+   * the caller's transaction will only commit if every handler succeeds (no other transaction can
+   * see the row before then, so the IN_PROGRESS step would be an extra write nobody could observe).
+   * A new key is inserted; a FAILED key below maxAttempts, or an IN_PROGRESS key whose lease
+   * expired (or that was committed without a lease, which only a caller's bug can leave), is taken
+   * over with a new fencing token. Rows sorted by key, so that two batches lock in the same order
+   * and cannot deadlock. Returns only the keys this statement now owns.
+   */
+  final String claim;
+
+  /**
+   * Reads the keys the claim did not return, to tell duplicates, live claims and give-ups apart.
+   */
+  final String selectClaimState;
+
+  final String complete;
+
+  /** Adds the result to a row the optimistic claim already wrote as COMPLETED; a HOT update. */
+  final String storeResult;
+
+  final String completeMany;
+  final String failInTransaction;
+  final String recordFailure;
+  final String failLease;
+  final String renewLease;
+  final String release;
+  final String find;
+  final String purge;
+  final String oldestInProgress;
+
+  Statements(String table) {
+    claim =
+        "INSERT INTO "
+            + table
+            + " AS r (scope, key, fingerprint, state, attempts, lease_owner, fencing_token,"
+            + " locked_until, created_at, updated_at, completed_at)"
+            + " SELECT ?, u.k, u.f, ?, 1, ?::text, 1, ?::timestamptz, ?, ?, ?::timestamptz"
+            + " FROM unnest(?::text[], ?::bytea[]) AS u(k, f) ORDER BY u.k"
+            + " ON CONFLICT (scope, key) DO UPDATE SET state = EXCLUDED.state,"
+            + " completed_at = EXCLUDED.completed_at,"
+            + " attempts = r.attempts + 1, fencing_token = r.fencing_token + 1,"
+            + " lease_owner = EXCLUDED.lease_owner, locked_until = EXCLUDED.locked_until,"
+            + " fingerprint = COALESCE(r.fingerprint, EXCLUDED.fingerprint),"
+            + " updated_at = EXCLUDED.updated_at,"
+            + " last_error = CASE WHEN r.state = 'IN_PROGRESS' THEN '"
+            + TAKEOVER_NOTE
+            + "' || COALESCE(r.lease_owner, 'a claim without lease') || ' held it until '"
+            + " || COALESCE(r.locked_until::text, 'its commit') ELSE r.last_error END"
+            + " WHERE (r.fingerprint IS NULL OR EXCLUDED.fingerprint IS NULL"
+            + " OR r.fingerprint = EXCLUDED.fingerprint)"
+            + " AND ((r.state = 'FAILED' AND r.attempts < ?)"
+            + " OR (r.state = 'IN_PROGRESS' AND (r.locked_until IS NULL OR r.locked_until < ?)))"
+            + " RETURNING r.key, r.attempts, r.fencing_token, r.locked_until,"
+            + " (r.attempts > 1 AND r.last_error LIKE '"
+            + TAKEOVER_NOTE
+            + "%') AS taken_over";
+    selectClaimState =
+        "SELECT key, state, attempts, fingerprint, fencing_token, locked_until, result_status,"
+            + " result_headers, result_body, result_body_sha256 FROM "
+            + table
+            + " WHERE scope = ? AND key = ANY(?::text[])";
+    complete =
+        "UPDATE "
+            + table
+            + " SET state = 'COMPLETED', result_status = ?, result_headers = ?, result_body = ?,"
+            + " result_body_sha256 = ?, completed_at = ?, updated_at = ?, lease_owner = NULL,"
+            + " locked_until = NULL WHERE scope = ? AND key = ? AND fencing_token = ? AND state = '"
+            + Transitions.COMPLETE.from()
+            + "'";
+    storeResult =
+        "UPDATE "
+            + table
+            + " SET result_status = ?, result_headers = ?, result_body = ?, result_body_sha256 = ?"
+            + " WHERE scope = ? AND key = ? AND state = 'COMPLETED'";
+    completeMany =
+        "UPDATE "
+            + table
+            + " SET state = 'COMPLETED', completed_at = ?, updated_at = ?, lease_owner = NULL,"
+            + " locked_until = NULL WHERE scope = ? AND key = ANY(?::text[]) AND state = '"
+            + Transitions.COMPLETE.from()
+            + "'";
+    failInTransaction =
+        "UPDATE "
+            + table
+            + " SET state = 'FAILED', last_error = ?, updated_at = ?, lease_owner = NULL,"
+            + " locked_until = NULL WHERE scope = ? AND key = ? AND state = '"
+            + Transitions.FAIL.from()
+            + "'";
+    recordFailure =
+        "INSERT INTO "
+            + table
+            + " AS r (scope, key, fingerprint, state, attempts, last_error, created_at, updated_at)"
+            + " VALUES (?, ?, ?, 'FAILED', ?, ?, ?, ?)"
+            + " ON CONFLICT (scope, key) DO UPDATE SET state = 'FAILED', attempts = r.attempts + 1,"
+            + " last_error = EXCLUDED.last_error, updated_at = EXCLUDED.updated_at,"
+            + " lease_owner = NULL, locked_until = NULL"
+            + " WHERE r.state = 'FAILED'"
+            + " OR (r.state = 'IN_PROGRESS' AND (r.locked_until IS NULL OR r.locked_until < ?))";
+    failLease =
+        "UPDATE "
+            + table
+            + " SET state = 'FAILED', last_error = ?, updated_at = ?, lease_owner = NULL,"
+            + " locked_until = NULL WHERE scope = ? AND key = ? AND fencing_token = ? AND state = '"
+            + Transitions.FAIL.from()
+            + "'";
+    renewLease =
+        "UPDATE "
+            + table
+            + " SET locked_until = ?, updated_at = ? WHERE scope = ? AND key = ?"
+            + " AND fencing_token = ? AND state = 'IN_PROGRESS'";
+    release =
+        "UPDATE "
+            + table
+            + " SET attempts = 0, updated_at = ? WHERE scope = ? AND key = ? AND state = '"
+            + Transitions.RELEASE.from()
+            + "'";
+    find = "SELECT " + COLUMNS + " FROM " + table + " WHERE scope = ? AND key = ?";
+    purge =
+        "DELETE FROM "
+            + table
+            + " WHERE ctid = ANY(ARRAY(SELECT ctid FROM "
+            + table
+            + " WHERE state = 'COMPLETED' AND completed_at < ? ORDER BY completed_at LIMIT ?"
+            + " FOR UPDATE SKIP LOCKED)) AND state = 'COMPLETED'";
+    oldestInProgress = "SELECT min(created_at) FROM " + table + " WHERE state = 'IN_PROGRESS'";
+  }
+}

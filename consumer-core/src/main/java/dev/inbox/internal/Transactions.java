@@ -1,0 +1,57 @@
+package dev.inbox.internal;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Owns a connection for one transaction of the inbox's own: READ COMMITTED, auto-commit off, and
+ * the connection handed back as it was found.
+ */
+final class Transactions {
+  private static final Logger log = LoggerFactory.getLogger(Transactions.class);
+
+  private Transactions() {}
+
+  static Connection begin(DataSource dataSource) throws SQLException {
+    Connection connection = dataSource.getConnection();
+    try {
+      connection.setAutoCommit(false);
+      return connection;
+    } catch (SQLException e) {
+      closeQuietly(connection, e);
+      throw e;
+    }
+  }
+
+  /** Rolls back what is open, ignoring a connection that is already gone. */
+  static void rollbackQuietly(Connection connection, Throwable cause) {
+    try {
+      if (!connection.isClosed() && !connection.getAutoCommit()) {
+        connection.rollback();
+      }
+    } catch (SQLException e) {
+      cause.addSuppressed(e);
+      log.debug("rollback failed after {}", cause.toString(), e);
+    }
+  }
+
+  /** Restores auto-commit and closes (returns to the pool). */
+  static void end(Connection connection) throws SQLException {
+    try {
+      connection.setAutoCommit(true);
+    } finally {
+      connection.close();
+    }
+  }
+
+  static void closeQuietly(Connection connection, Throwable cause) {
+    try {
+      connection.close();
+    } catch (SQLException e) {
+      cause.addSuppressed(e);
+    }
+  }
+}

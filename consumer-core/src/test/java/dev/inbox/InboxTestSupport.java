@@ -1,0 +1,123 @@
+package dev.inbox;
+
+import com.zaxxer.hikari.HikariDataSource;
+import dev.inbox.testing.MutableClock;
+import dev.inbox.testing.TestDataSources;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.UnaryOperator;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.TestInstance;
+
+/**
+ * Each test gets a fresh schema with the inbox table and an {@code effects} table. The effects
+ * table has deliberately no unique constraint, so that a doubled execution shows up as a doubled
+ * row.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+abstract class InboxTestSupport {
+  protected HikariDataSource dataSource;
+  protected MutableClock clock;
+  protected String schema;
+  protected final List<Inbox> inboxes = new ArrayList<>();
+
+  @BeforeAll
+  void openPool() {
+    dataSource = TestDataSources.pool(40);
+  }
+
+  @AfterAll
+  void closePool() {
+    dataSource.close();
+  }
+
+  @BeforeEach
+  void freshSchema() throws SQLException {
+    schema = TestDataSources.newSchema("core");
+    clock = MutableClock.startingNow();
+    sql(
+        "CREATE TABLE "
+            + schema
+            + ".effects (scope text NOT NULL, key text NOT NULL, amount bigint NOT NULL)");
+  }
+
+  @AfterEach
+  void closeInboxes() {
+    inboxes.forEach(Inbox::close);
+    inboxes.clear();
+  }
+
+  protected InboxSettings.Builder settings() {
+    return InboxSettings.builder()
+        .schema(schema)
+        .clock(clock)
+        .janitorInterval(Duration.ZERO)
+        .lockTimeout(Duration.ofSeconds(5))
+        .leaseDuration(Duration.ofSeconds(30));
+  }
+
+  protected Inbox inbox() {
+    return inbox(s -> s);
+  }
+
+  protected Inbox inbox(UnaryOperator<InboxSettings.Builder> customize) {
+    Inbox inbox =
+        Inbox.builder()
+            .dataSource(dataSource)
+            .settings(customize.apply(settings()).build())
+            .migrate(true)
+            .build();
+    inboxes.add(inbox);
+    return inbox;
+  }
+
+  /** Writes one effect row through the handler's transaction. */
+  protected void effect(Connection tx, String scope, String key, long amount) throws SQLException {
+    try (PreparedStatement ps =
+        tx.prepareStatement(
+            "INSERT INTO " + schema + ".effects (scope, key, amount) VALUES (?, ?, ?)")) {
+      ps.setString(1, scope);
+      ps.setString(2, key);
+      ps.setLong(3, amount);
+      ps.executeUpdate();
+    }
+  }
+
+  protected long effects() throws SQLException {
+    return queryLong("SELECT count(*) FROM " + schema + ".effects");
+  }
+
+  protected long effects(String key) throws SQLException {
+    return queryLong(
+        "SELECT count(*) FROM " + schema + ".effects WHERE key = '" + key.replace("'", "''") + "'");
+  }
+
+  protected long inboxRows() throws SQLException {
+    return queryLong("SELECT count(*) FROM " + schema + ".inbox");
+  }
+
+  protected long queryLong(String query) throws SQLException {
+    try (Connection c = dataSource.getConnection();
+        Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery(query)) {
+      rs.next();
+      return rs.getLong(1);
+    }
+  }
+
+  protected void sql(String statement) throws SQLException {
+    try (Connection c = dataSource.getConnection();
+        Statement s = c.createStatement()) {
+      s.execute(statement);
+    }
+  }
+}

@@ -1,0 +1,76 @@
+package dev.inbox;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.stream.Stream;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+class KeyValidationTest extends InboxTestSupport {
+
+  static Stream<Arguments> invalidValues() {
+    return Stream.of(
+        Arguments.of(null, "must not be null"),
+        Arguments.of("", "must not be empty"),
+        Arguments.of("   ", "must not be blank"),
+        Arguments.of("x".repeat(256), "must be at most 255 characters, but has 256"),
+        Arguments.of("x".repeat(10_000), "must be at most 255 characters, but has 10000"),
+        Arguments.of("ab\ncd", "must not contain control characters, but has U+000A at index 2"),
+        Arguments.of("nul\u0000", "must not contain control characters, but has U+0000"),
+        Arguments.of("del\u007f", "must not contain control characters"),
+        Arguments.of("lone\ud800", "must be valid Unicode"));
+  }
+
+  @ParameterizedTest
+  @MethodSource("invalidValues")
+  void an_invalid_key_is_rejected_with_the_rule_and_nothing_is_written(String key, String rule)
+      throws Exception {
+    Inbox inbox = inbox();
+    assertThatThrownBy(() -> inbox.execute("scope", key, tx -> null))
+        .isInstanceOfSatisfying(
+            InvalidKeyException.class,
+            e -> {
+              assertThat(e.field()).isEqualTo("key");
+              assertThat(e.rule()).contains(rule);
+            })
+        .hasMessageContaining(rule);
+    assertThatThrownBy(() -> inbox.claimLease("scope", key, null))
+        .isInstanceOf(InvalidKeyException.class);
+    assertThatThrownBy(
+            () ->
+                inbox.executeBatch(
+                    "scope", java.util.List.of(BatchItem.of(key, 1)), (i, tx) -> null))
+        .isInstanceOf(InvalidKeyException.class);
+    assertThat(inboxRows()).isZero();
+  }
+
+  @ParameterizedTest
+  @MethodSource("invalidValues")
+  void an_invalid_scope_is_rejected_with_the_rule_and_nothing_is_written(String scope, String rule)
+      throws Exception {
+    Inbox inbox = inbox();
+    assertThatThrownBy(() -> inbox.execute(scope, "key", tx -> null))
+        .isInstanceOfSatisfying(
+            InvalidKeyException.class,
+            e -> {
+              assertThat(e.field()).isEqualTo("scope");
+              assertThat(e.rule()).contains(rule);
+            });
+    assertThat(inboxRows()).isZero();
+  }
+
+  @org.junit.jupiter.api.Test
+  void sql_metacharacters_and_unicode_are_just_characters_of_a_key() throws Exception {
+    Inbox inbox = inbox();
+    String hostile = "'; DROP TABLE " + schema + ".inbox; --";
+    String emoji = "pay-\ud83d\udcb8-\u00e9";
+    assertThat(inbox.execute("s", hostile, tx -> null).executed()).isTrue();
+    assertThat(inbox.execute("s", emoji, tx -> null).executed()).isTrue();
+    assertThat(inbox.execute("s", hostile, tx -> null).outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
+    assertThat(inbox.find("s", emoji)).isPresent();
+    assertThat(inboxRows()).isEqualTo(2);
+    assertThat(InboxKeys.brokenRule("x".repeat(255))).isNull();
+  }
+}

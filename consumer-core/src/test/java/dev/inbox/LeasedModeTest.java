@@ -1,0 +1,134 @@
+package dev.inbox;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+class LeasedModeTest extends InboxTestSupport {
+
+  @Test
+  void thirty_two_threads_lease_one_key_and_exactly_one_gets_new() throws Exception {
+    Inbox inbox = inbox();
+    int threads = 32;
+    CountDownLatch start = new CountDownLatch(1);
+    ExecutorService pool = Executors.newFixedThreadPool(threads);
+    List<Future<Claim>> futures = new ArrayList<>();
+    for (int i = 0; i < threads; i++) {
+      futures.add(
+          pool.submit(
+              () -> {
+                start.await();
+                return inbox.claimLease("mail", "welcome-42", null);
+              }));
+    }
+    start.countDown();
+    List<Claim> claims = new ArrayList<>();
+    for (Future<Claim> f : futures) {
+      claims.add(f.get(60, TimeUnit.SECONDS));
+    }
+    pool.shutdown();
+
+    List<Claim> owners = claims.stream().filter(Claim::isNew).toList();
+    assertThat(owners).as("owners among 32 leased claims").hasSize(1);
+    assertThat(claims)
+        .filteredOn(c -> !c.isNew())
+        .hasSize(31)
+        .allSatisfy(c -> assertThat(c.outcome()).isEqualTo(ClaimOutcome.IN_PROGRESS));
+    assertThat(claims)
+        .filteredOn(c -> !c.isNew())
+        .allSatisfy(c -> assertThat(c.lockedUntil()).isNotNull());
+
+    inbox.complete(
+        owners.get(0).leaseToken(), StoredResult.of(250, "sent".getBytes(StandardCharsets.UTF_8)));
+    Claim after = inbox.claimLease("mail", "welcome-42", null);
+    assertThat(after.outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
+    assertThat(after.storedResult().status()).isEqualTo(250);
+  }
+
+  @Test
+  void an_expired_lease_is_taken_over_and_the_old_owner_can_no_longer_complete() {
+    Inbox ownerA = inbox(s -> s.ownerId("owner-a"));
+    Inbox ownerB = inbox(s -> s.ownerId("owner-b"));
+    Claim a = ownerA.claimLease("charges", "ch-1", null);
+    assertThat(a.outcome()).isEqualTo(ClaimOutcome.NEW);
+    assertThat(ownerB.claimLease("charges", "ch-1", null).outcome())
+        .isEqualTo(ClaimOutcome.IN_PROGRESS);
+
+    clock.advance(Duration.ofSeconds(31));
+    Claim b = ownerB.claimLease("charges", "ch-1", null);
+    assertThat(b.outcome()).as("B takes the expired lease over").isEqualTo(ClaimOutcome.NEW);
+    assertThat(b.leaseToken().fencingToken()).isGreaterThan(a.leaseToken().fencingToken());
+
+    assertThatThrownBy(() -> ownerA.complete(a.leaseToken(), null))
+        .isInstanceOf(LeaseLostException.class)
+        .hasMessageContaining("ch-1")
+        .hasMessageContaining("owner-b");
+    assertThatThrownBy(() -> ownerA.renew(a.leaseToken())).isInstanceOf(LeaseLostException.class);
+    assertThatThrownBy(() -> ownerA.fail(a.leaseToken(), "late"))
+        .isInstanceOf(LeaseLostException.class);
+
+    ownerB.complete(b.leaseToken(), StoredResult.of(200, new byte[0]));
+    InboxRecord record = ownerB.find("charges", "ch-1").orElseThrow();
+    assertThat(record.state()).isEqualTo(RecordState.COMPLETED);
+    assertThat(record.attempts()).isEqualTo(2);
+    assertThat(record.lastError()).contains("lease expired").contains("owner-a");
+    assertThatThrownBy(() -> ownerB.complete(b.leaseToken(), null))
+        .as("never completed twice")
+        .isInstanceOf(IllegalStateTransitionException.class)
+        .hasMessageContaining("COMPLETED");
+  }
+
+  @Test
+  void renew_extends_a_lease_so_that_nobody_takes_it_over() {
+    Inbox ownerA = inbox(s -> s.ownerId("owner-a"));
+    Inbox ownerB = inbox(s -> s.ownerId("owner-b"));
+    Claim a = ownerA.claimLease("s", "k", null);
+    clock.advance(Duration.ofSeconds(20));
+    LeaseToken renewed = ownerA.renew(a.leaseToken());
+    clock.advance(Duration.ofSeconds(20));
+    assertThat(ownerB.claimLease("s", "k", null).outcome()).isEqualTo(ClaimOutcome.IN_PROGRESS);
+    ownerA.complete(renewed, null);
+    assertThat(ownerB.claimLease("s", "k", null).outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
+  }
+
+  @Test
+  void a_failed_lease_can_be_claimed_again_until_max_attempts() {
+    Inbox inbox = inbox(s -> s.maxAttempts(2));
+    Claim first = inbox.claimLease("s", "k", null);
+    inbox.fail(first.leaseToken(), "provider timeout");
+    Claim second = inbox.claimLease("s", "k", null);
+    assertThat(second.outcome()).isEqualTo(ClaimOutcome.NEW);
+    assertThat(second.attempts()).isEqualTo(2);
+    inbox.fail(second.leaseToken(), "provider timeout again");
+    assertThat(inbox.claimLease("s", "k", null).outcome()).isEqualTo(ClaimOutcome.GAVE_UP);
+  }
+
+  @Test
+  void a_transactional_claim_takes_over_an_expired_lease() throws Exception {
+    Inbox inbox = inbox();
+    Claim leased = inbox.claimLease("s", "k", null);
+    clock.advance(Duration.ofMinutes(1));
+    Execution tx =
+        inbox.execute(
+            "s",
+            "k",
+            c -> {
+              effect(c, "s", "k", 1);
+              return null;
+            });
+    assertThat(tx.executed()).isTrue();
+    assertThatThrownBy(() -> inbox.complete(leased.leaseToken(), null))
+        .isInstanceOf(LeaseLostException.class);
+    assertThat(effects("k")).isEqualTo(1);
+  }
+}

@@ -1,0 +1,64 @@
+package dev.inbox.examples;
+
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
+/** Serves the payments API until stopped. */
+@Command(
+    name = "http-server",
+    mixinStandardHelpOptions = true,
+    description = {
+      "Serve the payments API: POST /payments (headers Idempotency-Key and X-Api-Key,",
+      "body {\"account\":\"acc-1\",\"amountCents\":100}) and GET /accounts/{id}."
+    })
+final class HttpServerCommand implements Callable<Integer> {
+  @Spec CommandSpec spec;
+
+  @Option(
+      names = "--port",
+      defaultValue = "8080",
+      description = "Port (default: ${DEFAULT-VALUE}).")
+  int port;
+
+  @Option(
+      names = "--jdbc-url",
+      defaultValue = ConsumerDatabase.LOCAL_URL,
+      description = "PostgreSQL JDBC URL (default: ${DEFAULT-VALUE}).")
+  String jdbcUrl;
+
+  @Option(
+      names = "--api-key",
+      paramLabel = "KEY=TENANT",
+      defaultValue = "demo-key=demo",
+      description =
+          "An API key and its tenant, the inbox scope; repeatable (default: ${DEFAULT-VALUE}).")
+  List<String> apiKeys;
+
+  @Override
+  public Integer call() throws Exception {
+    Validate.port(spec, "--port", port);
+    Validate.jdbcUrl(spec, "--jdbc-url", jdbcUrl);
+    Map<String, String> tenants = new LinkedHashMap<>();
+    for (String mapping : apiKeys) {
+      int eq = mapping.indexOf('=');
+      if (eq <= 0 || eq == mapping.length() - 1) {
+        throw new ParameterException(
+            spec.commandLine(), "--api-key must look like KEY=TENANT, but was '" + mapping + "'");
+      }
+      tenants.put(mapping.substring(0, eq), mapping.substring(eq + 1));
+    }
+    try (ConsumerDatabase db = new ConsumerDatabase(jdbcUrl, 16);
+        PaymentsApi api = PaymentsApi.start(port, db.dataSource, db.inbox, tenants)) {
+      System.out.println("payments API on " + api.baseUri() + " for tenants " + tenants.values());
+      api.join();
+    }
+    return 0;
+  }
+}

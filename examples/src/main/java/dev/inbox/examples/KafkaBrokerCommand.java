@@ -1,0 +1,40 @@
+package dev.inbox.examples;
+
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/** Runs the embedded KRaft broker on its own, for people without Kafka. */
+@Command(
+    name = "kafka-broker",
+    mixinStandardHelpOptions = true,
+    description = "Run a real one-node KRaft Kafka broker until stopped (Ctrl-C).")
+final class KafkaBrokerCommand implements Callable<Integer> {
+  @Spec CommandSpec spec;
+
+  @Option(
+      names = "--port",
+      defaultValue = "9092",
+      description = "Client port (default: ${DEFAULT-VALUE}).")
+  int port;
+
+  @Option(
+      names = "--data-dir",
+      defaultValue = "${sys:java.io.tmpdir}/inbox-kafka",
+      description = "Data directory, kept across restarts (default: ${DEFAULT-VALUE}).")
+  Path dataDir;
+
+  @Override
+  public Integer call() {
+    Validate.port(spec, "--port", port);
+    EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.start(port, dataDir);
+    Runtime.getRuntime().addShutdownHook(new Thread(broker::close, "kafka-broker-shutdown"));
+    System.out.println(
+        "Kafka broker listening on " + broker.bootstrapServers() + ", data in " + dataDir);
+    broker.awaitShutdown();
+    return 0;
+  }
+}

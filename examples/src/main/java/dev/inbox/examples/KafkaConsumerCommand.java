@@ -1,0 +1,94 @@
+package dev.inbox.examples;
+
+import dev.inbox.kafka.InboxKafkaConsumer;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/** Consumes payments from Kafka, each exactly once, into the payments database. */
+@Command(
+    name = "kafka-consumer",
+    mixinStandardHelpOptions = true,
+    description = "Apply the payments of a Kafka topic exactly once, until stopped (Ctrl-C).")
+final class KafkaConsumerCommand implements Callable<Integer> {
+  @Spec CommandSpec spec;
+
+  @Option(
+      names = "--bootstrap-servers",
+      defaultValue = "localhost:9092",
+      description = "Kafka brokers (default: ${DEFAULT-VALUE}).")
+  String bootstrapServers;
+
+  @Option(
+      names = "--topic",
+      defaultValue = "payments",
+      description = "Topic to consume (default: ${DEFAULT-VALUE}).")
+  String topic;
+
+  @Option(
+      names = "--group",
+      defaultValue = "payments",
+      description = "Consumer group (default: ${DEFAULT-VALUE}).")
+  String group;
+
+  @Option(
+      names = "--scope",
+      defaultValue = "demo",
+      description =
+          "Inbox scope; the HTTP API's tenant for the same keys (default: ${DEFAULT-VALUE}).")
+  String scope;
+
+  @Option(
+      names = "--jdbc-url",
+      defaultValue = ConsumerDatabase.LOCAL_URL,
+      description = "PostgreSQL JDBC URL (default: ${DEFAULT-VALUE}).")
+  String jdbcUrl;
+
+  @Override
+  public Integer call() throws Exception {
+    Validate.hostPorts(spec, "--bootstrap-servers", bootstrapServers);
+    Validate.name(spec, "--topic", topic);
+    Validate.name(spec, "--group", group);
+    Validate.name(spec, "--scope", scope);
+    Validate.jdbcUrl(spec, "--jdbc-url", jdbcUrl);
+    try (ConsumerDatabase db = new ConsumerDatabase(jdbcUrl, 4)) {
+      InboxKafkaConsumer<String, byte[]> consumer =
+          InboxKafkaConsumer.builder(new StringDeserializer(), new ByteArrayDeserializer())
+              .properties(
+                  Map.of(
+                      "bootstrap.servers",
+                      bootstrapServers,
+                      "group.id",
+                      group,
+                      "auto.offset.reset",
+                      "earliest",
+                      // A restarted consumer takes its partitions back at once after a crash.
+                      "group.instance.id",
+                      group + "-" + topic,
+                      "session.timeout.ms",
+                      6000))
+              .topics(topic)
+              .inbox(db.inbox)
+              .scope(scope)
+              .handler(
+                  (record, tx) -> {
+                    String paymentId =
+                        new String(
+                            record.headers().lastHeader("idempotency-key").value(),
+                            java.nio.charset.StandardCharsets.UTF_8);
+                    PaymentsDatabase.apply(
+                        tx, Payment.fromJson(record.value(), paymentId), "kafka");
+                  })
+              .build();
+      Runtime.getRuntime().addShutdownHook(new Thread(consumer::close, "kafka-consumer-stop"));
+      System.out.println("consuming " + topic + " as group " + group + " into " + scope);
+      consumer.run();
+    }
+    return 0;
+  }
+}

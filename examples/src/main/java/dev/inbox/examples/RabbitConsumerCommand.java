@@ -1,0 +1,100 @@
+package dev.inbox.examples;
+
+import com.rabbitmq.client.Channel;
+import com.rabbitmq.client.Connection;
+import com.rabbitmq.client.ConnectionFactory;
+import dev.inbox.rabbit.InboxRabbitConsumer;
+import dev.inbox.rabbit.RabbitTopology;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/** Consumes payments from RabbitMQ, each exactly once, into the payments database. */
+@Command(
+    name = "rabbit-consumer",
+    mixinStandardHelpOptions = true,
+    description = "Apply the payments of a RabbitMQ queue exactly once, until stopped (Ctrl-C).")
+final class RabbitConsumerCommand implements Callable<Integer> {
+  @Spec CommandSpec spec;
+
+  @Option(
+      names = "--amqp-uri",
+      defaultValue = "amqp://guest:guest@127.0.0.1:5672/%2F",
+      description = "RabbitMQ URI (default: ${DEFAULT-VALUE}).")
+  String amqpUri;
+
+  @Option(
+      names = "--queue",
+      defaultValue = "payments",
+      description =
+          "Queue to consume; declared with a dead-letter queue (default: ${DEFAULT-VALUE}).")
+  String queue;
+
+  @Option(
+      names = "--scope",
+      defaultValue = "demo",
+      description = "Inbox scope (default: ${DEFAULT-VALUE}).")
+  String scope;
+
+  @Option(
+      names = "--prefetch",
+      defaultValue = "200",
+      description = "Prefetch count and largest batch (default: ${DEFAULT-VALUE}).")
+  int prefetch;
+
+  @Option(
+      names = "--jdbc-url",
+      defaultValue = ConsumerDatabase.LOCAL_URL,
+      description = "PostgreSQL JDBC URL (default: ${DEFAULT-VALUE}).")
+  String jdbcUrl;
+
+  @Override
+  public Integer call() throws Exception {
+    Validate.amqpUri(spec, "--amqp-uri", amqpUri);
+    Validate.name(spec, "--queue", queue);
+    Validate.name(spec, "--scope", scope);
+    Validate.positive(spec, "--prefetch", prefetch);
+    Validate.jdbcUrl(spec, "--jdbc-url", jdbcUrl);
+    ConnectionFactory factory = new ConnectionFactory();
+    factory.setUri(amqpUri);
+    try (ConsumerDatabase db = new ConsumerDatabase(jdbcUrl, 4);
+        Connection connection = factory.newConnection("inbox-examples-rabbit-consumer")) {
+      RabbitTopology.Names names;
+      try (Channel channel = connection.createChannel()) {
+        names = PaymentQueues.declare(channel, queue);
+      }
+      InboxRabbitConsumer consumer =
+          InboxRabbitConsumer.builder()
+              .connection(connection)
+              .queue(queue)
+              .inbox(db.inbox)
+              .scope(scope)
+              .prefetch(prefetch)
+              .deadLetterExchange(names.deadLetterExchange())
+              .handler(
+                  (delivery, tx) ->
+                      PaymentsDatabase.apply(
+                          tx,
+                          Payment.fromJson(
+                              delivery.getBody(), delivery.getProperties().getMessageId()),
+                          "rabbit"))
+              .build()
+              .start();
+      CountDownLatch stopped = new CountDownLatch(1);
+      Runtime.getRuntime()
+          .addShutdownHook(
+              new Thread(
+                  () -> {
+                    consumer.close();
+                    stopped.countDown();
+                  },
+                  "rabbit-consumer-stop"));
+      System.out.println("consuming " + queue + " into " + scope);
+      stopped.await();
+    }
+    return 0;
+  }
+}

@@ -1,0 +1,148 @@
+package dev.inbox.examples;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.zaxxer.hikari.HikariDataSource;
+import dev.inbox.Inbox;
+import dev.inbox.InboxSettings;
+import dev.inbox.kafka.InboxKafkaConsumer;
+import dev.inbox.testing.TestDataSources;
+import dev.inbox.testing.TestDatabase;
+import dev.inbox.testing.TestKafka;
+import dev.inbox.testing.TestRabbit;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
+
+class ExamplesTest {
+
+  @Test
+  void demoEndsWithExactlyOnceAndExitCodeZero() throws Exception {
+    String jdbcUrl = jdbcUrlWithCredentials();
+    PrintStream original = System.out;
+    ByteArrayOutputStream captured = new ByteArrayOutputStream();
+    int exit;
+    try {
+      System.setOut(new PrintStream(captured, true, StandardCharsets.UTF_8));
+      exit =
+          InboxExamples.commandLine()
+              .execute(
+                  "demo",
+                  "--count",
+                  "1500",
+                  "--jdbc-url",
+                  jdbcUrlWithCredentials(),
+                  "--bootstrap-servers",
+                  TestKafka.shared().bootstrapServers(),
+                  "--amqp-uri",
+                  TestRabbit.shared().uri(),
+                  "--timeout",
+                  "180");
+    } finally {
+      System.setOut(original);
+    }
+    String output = captured.toString(StandardCharsets.UTF_8);
+    assertThat(output).contains("EXACTLY ONCE").contains("killed with kill -9");
+    assertThat(exit).as(output).isZero();
+  }
+
+  @Test
+  void aPaymentSentOverHttpAndOverKafkaWithTheSameKeyTakesEffectOnce() throws Exception {
+    try (HikariDataSource dataSource = TestDataSources.pool(10)) {
+      String schema = TestDataSources.newSchema("cross");
+      InboxSettings settings =
+          InboxSettings.builder().schema(schema).janitorInterval(Duration.ZERO).build();
+      PaymentsDatabase.migrate(dataSource, settings);
+      try (Inbox inbox = Inbox.builder().dataSource(dataSource).settings(settings).build();
+          PaymentsApi api = PaymentsApi.start(0, dataSource, inbox, Map.of("k", "tenant-1"))) {
+        String topic = TestKafka.shared().newTopic("cross", 1);
+        Payment payment = new Payment("pay-cross-1", "acc-cross", 700);
+        PaymentsHttpClient http = new PaymentsHttpClient(api.baseUri(), "k");
+        assertThat(http.post(payment).statusCode()).isEqualTo(201);
+        KafkaProducerCommand.send(TestKafka.shared().bootstrapServers(), topic, List.of(payment));
+        InboxKafkaConsumer<String, byte[]> consumer =
+            InboxKafkaConsumer.builder(new StringDeserializer(), new ByteArrayDeserializer())
+                .properties(
+                    Map.of(
+                        "bootstrap.servers", TestKafka.shared().bootstrapServers(),
+                        "group.id", "cross",
+                        "auto.offset.reset", "earliest"))
+                .topics(topic)
+                .inbox(inbox)
+                .scope("tenant-1")
+                .handler(
+                    (record, tx) ->
+                        PaymentsDatabase.apply(
+                            tx, Payment.fromJson(record.value(), payment.paymentId()), "kafka"))
+                .build()
+                .start();
+        try {
+          long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+          while (inbox.find("tenant-1", payment.paymentId()).isEmpty() || consumerLag(topic) > 0) {
+            assertThat(System.nanoTime()).as("the consumer's commit").isLessThan(deadline);
+            Thread.sleep(100);
+          }
+        } finally {
+          consumer.close();
+        }
+        assertThat(http.post(payment).headers().firstValue("Idempotent-Replayed")).contains("true");
+      }
+      assertThat(PaymentsDatabase.balance(dataSource, "acc-cross")).isEqualTo(700);
+    }
+  }
+
+  @Test
+  void badFlagsGetAClearErrorNamingTheFlag() {
+    StringWriter err = new StringWriter();
+    CommandLine cli = InboxExamples.commandLine();
+    cli.setErr(new PrintWriter(err));
+    assertThat(cli.execute("demo", "--count", "-5")).isEqualTo(2);
+    assertThat(err.toString()).contains("--count");
+    err.getBuffer().setLength(0);
+    assertThat(cli.execute("http-server", "--api-key", "nokey")).isEqualTo(2);
+    assertThat(err.toString()).contains("--api-key");
+  }
+
+  /**
+   * A database of the demo's own, because its check counts every payment row, with the user and
+   * password in the URL as a command-line user would pass them.
+   */
+  private static String jdbcUrlWithCredentials() throws Exception {
+    TestDatabase db = TestDatabase.shared();
+    String name = "demo_" + Long.toString(System.nanoTime(), 36);
+    try (var c = db.connect();
+        var s = c.createStatement()) {
+      s.execute("CREATE DATABASE " + name);
+    }
+    String jdbcUrl = db.jdbcUrl().replace("/" + db.databaseName(), "/" + name);
+    StringBuilder url = new StringBuilder(jdbcUrl);
+    char separator = jdbcUrl.contains("?") ? '&' : '?';
+    if (db.user() != null) {
+      url.append(separator).append("user=").append(db.user());
+      separator = '&';
+    }
+    if (db.password() != null) {
+      url.append(separator).append("password=").append(db.password());
+    }
+    return url.toString();
+  }
+
+  private static long consumerLag(String topic) throws Exception {
+    try (var admin =
+        org.apache.kafka.clients.admin.Admin.create(
+            Map.of("bootstrap.servers", TestKafka.shared().bootstrapServers()))) {
+      var committed = admin.listConsumerGroupOffsets("cross").partitionsToOffsetAndMetadata().get();
+      var offset = committed.get(new org.apache.kafka.common.TopicPartition(topic, 0));
+      return offset == null ? 1 : 1 - offset.offset();
+    }
+  }
+}

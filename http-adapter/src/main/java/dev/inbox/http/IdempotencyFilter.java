@@ -1,0 +1,869 @@
+package dev.inbox.http;
+
+import dev.inbox.Claim;
+import dev.inbox.Fingerprints;
+import dev.inbox.Inbox;
+import dev.inbox.InboxKeys;
+import dev.inbox.LeaseToken;
+import dev.inbox.StoredResult;
+import dev.inbox.http.micrometer.MicrometerIdempotencyListener;
+import dev.inbox.http.spi.IdempotencyListener;
+import dev.inbox.http.spi.RequestOutcome;
+import io.micrometer.core.instrument.MeterRegistry;
+import jakarta.servlet.Filter;
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.ServletRequest;
+import jakarta.servlet.ServletResponse;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.function.IntPredicate;
+import java.util.function.Predicate;
+import java.util.stream.Collectors;
+import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A Jakarta Servlet 6 filter for the {@code Idempotency-Key} header
+ * (draft-ietf-httpapi-idempotency-key-header), on the same inbox table and state machine as the
+ * message consumers. It works in any Servlet 6 container and in Spring Boot 3.
+ *
+ * <p>For each request whose method and path it applies to:
+ *
+ * <ul>
+ *   <li>A missing key (when required), a repeated header or an invalid key gets 400; a request with
+ *       no resolvable {@link ScopeResolver scope} gets 401; a body over {@link
+ *       Builder#maxRequestBody} gets 413. Each carries an RFC 9457 {@code application/problem+json}
+ *       body whose {@code rule} member names the rule that failed.
+ *   <li>The key is claimed as (scope, key) with a SHA-256 fingerprint over the method, path, query,
+ *       content type, body and the configured headers. The same key with another fingerprint gets
+ *       422.
+ *   <li>A first request runs the application. A response whose status is stored (2xx and 4xx by
+ *       default) is recorded and, in {@link Mode#TRANSACTIONAL} mode, committed together with the
+ *       application's writes; only then is it sent. Any other status, or an exception, rolls the
+ *       writes back and records a failure, so that the client's retry runs again.
+ *   <li>A retry gets the stored status, allow-listed headers and body, with {@code
+ *       Idempotent-Replayed: true}. A body over {@link Builder#maxStoredBody} is recorded by its
+ *       hash only, and its replay has an empty body and {@code Idempotent-Body-Stored: false}. A
+ *       key completed without a response (by a message consumer, say) gets the {@link
+ *       Builder#noStoredResponse fallback}.
+ *   <li>A retry while the first request is in flight waits up to {@link Builder#inFlightWait}, then
+ *       gets 409 with {@code Retry-After}.
+ * </ul>
+ *
+ * <p>Asynchronous servlets ({@code startAsync}) are not supported behind this filter: the response
+ * must be complete when the chain returns.
+ *
+ * <pre>{@code
+ * IdempotencyFilter filter = IdempotencyFilter.builder(inbox, dataSource)
+ *     .scopeResolver(ScopeResolver.header("X-Api-Key", tenantsByApiKey))
+ *     .pathPrefixes("/payments")
+ *     .meterRegistry(registry)
+ *     .build();
+ * // in the servlet: IdempotentRequests.connection(request).prepareStatement("insert ...")
+ * }</pre>
+ */
+public final class IdempotencyFilter implements Filter {
+  /** Added with {@code true} to every replayed response. */
+  public static final String REPLAYED_HEADER = "Idempotent-Replayed";
+
+  /** Added with {@code false} to a replay whose body was too large to store. */
+  public static final String BODY_STORED_HEADER = "Idempotent-Body-Stored";
+
+  /** Defaults to the draft's {@code Idempotency-Key}. */
+  public static final String DEFAULT_HEADER_NAME = "Idempotency-Key";
+
+  /** Defaults to POST and PATCH, the methods that are not idempotent by themselves. */
+  public static final Set<String> DEFAULT_METHODS = Set.of("POST", "PATCH");
+
+  /** A retry waits at most 5 seconds for the first request with its key, then gets 409. */
+  public static final Duration DEFAULT_IN_FLIGHT_WAIT = Duration.ofSeconds(5);
+
+  /** A 409 asks the client to retry after 1 second. */
+  public static final Duration DEFAULT_RETRY_AFTER = Duration.ofSeconds(1);
+
+  /** Defaults to storing 2xx and 4xx responses; 1xx, 3xx and 5xx release the key. */
+  public static final IntPredicate DEFAULT_STORED_STATUSES =
+      status -> status >= 200 && status < 300 || status >= 400 && status < 500;
+
+  /** The response headers stored and replayed by default. */
+  public static final Set<String> DEFAULT_REPLAYED_HEADERS =
+      Set.of(
+          "Content-Type",
+          "Content-Language",
+          "Content-Location",
+          "Location",
+          "ETag",
+          "Last-Modified",
+          "Link");
+
+  /** Response bodies up to 1 MiB are stored; larger ones by their SHA-256 only. */
+  public static final int DEFAULT_MAX_STORED_BODY = 1 << 20;
+
+  /** Request bodies up to 1 MiB are accepted; larger ones get 413. */
+  public static final int DEFAULT_MAX_REQUEST_BODY = 1 << 20;
+
+  /**
+   * What a key completed without a stored response (by a message consumer, say) gets by default:
+   * 200 and a small JSON body that says so.
+   */
+  public static final StoredResult DEFAULT_NO_STORED_RESPONSE =
+      StoredResult.of(
+          200,
+          Map.of("Content-Type", List.of("application/json")),
+          ("{\"status\":\"already-processed\",\"detail\":\"a request or message with this key was"
+                  + " already processed; no response is stored for it\"}")
+              .getBytes(StandardCharsets.UTF_8));
+
+  /** Never stored or replayed, whatever the allow-list says. */
+  private static final Set<String> CREDENTIAL_HEADERS =
+      Set.of(
+          "set-cookie",
+          "set-cookie2",
+          "authorization",
+          "proxy-authorization",
+          "www-authenticate",
+          "proxy-authenticate",
+          "cookie");
+
+  private static final long POLL_MILLIS = 50;
+  private static final Logger log = LoggerFactory.getLogger(IdempotencyFilter.class);
+
+  /** Where the handler's effects live. */
+  public enum Mode {
+    /**
+     * The effects are writes through {@link IdempotentRequests#connection}: the key, the writes and
+     * the stored response commit together, and a crash leaves nothing behind. The default.
+     */
+    TRANSACTIONAL,
+    /**
+     * The effects are outside the database: the key is claimed with a lease that commits at once,
+     * and completed or failed after the handler. A crashed server's key is taken over when its
+     * lease ({@code InboxSettings.leaseDuration}) expires; until then retries get 409. The lease is
+     * not renewed, so a handler must finish within it.
+     */
+    LEASED
+  }
+
+  private final Inbox inbox;
+  private final DataSource dataSource;
+  private final Mode mode;
+  private final Set<String> methods;
+  private final Predicate<String> paths;
+  private final String headerName;
+  private final boolean keyRequired;
+  private final ScopeResolver scopes;
+  private final List<String> fingerprintHeaders;
+  private final Duration inFlightWait;
+  private final Duration retryAfter;
+  private final IntPredicate storedStatuses;
+  private final Set<String> replayedHeaders;
+  private final int maxStoredBody;
+  private final int maxRequestBody;
+  private final StoredResult noStoredResponse;
+  private final IdempotencyListener listener;
+
+  private IdempotencyFilter(Builder b) {
+    this.inbox = b.inbox;
+    this.dataSource = b.dataSource;
+    this.mode = b.mode;
+    this.methods = Set.copyOf(b.methods);
+    this.paths = b.paths;
+    this.headerName = b.headerName;
+    this.keyRequired = b.keyRequired;
+    this.scopes = b.scopes;
+    this.fingerprintHeaders = List.copyOf(b.fingerprintHeaders);
+    this.inFlightWait = b.inFlightWait;
+    this.retryAfter = b.retryAfter;
+    this.storedStatuses = b.storedStatuses;
+    TreeSet<String> replayed = new TreeSet<>(String.CASE_INSENSITIVE_ORDER);
+    replayed.addAll(b.replayedHeaders);
+    this.replayedHeaders = Collections.unmodifiableSet(replayed);
+    this.maxStoredBody = b.maxStoredBody;
+    this.maxRequestBody = b.maxRequestBody;
+    this.noStoredResponse = b.noStoredResponse;
+    this.listener = b.listener;
+  }
+
+  /**
+   * A builder for a filter on the inbox. {@link Mode#TRANSACTIONAL} mode (the default) also needs
+   * the inbox's data source: set it with {@link Builder#dataSource}, or use {@link #builder(Inbox,
+   * DataSource)}.
+   */
+  public static Builder builder(Inbox inbox) {
+    return new Builder(inbox);
+  }
+
+  /**
+   * A builder for a filter on the inbox.
+   *
+   * @param inbox the inbox shared with the consumers
+   * @param dataSource the inbox's data source (the one it was built with), from which the filter
+   *     opens each request's transaction in {@link Mode#TRANSACTIONAL} mode
+   */
+  public static Builder builder(Inbox inbox, DataSource dataSource) {
+    return new Builder(inbox).dataSource(dataSource);
+  }
+
+  @Override
+  public void doFilter(ServletRequest req, ServletResponse res, FilterChain chain)
+      throws IOException, ServletException {
+    if (!(req instanceof HttpServletRequest request)
+        || !(res instanceof HttpServletResponse response)
+        || !appliesTo(request)) {
+      chain.doFilter(req, res);
+      return;
+    }
+    Exchange exchange = new Exchange(System.nanoTime());
+    try {
+      filter(request, response, chain, exchange);
+    } finally {
+      if (exchange.outcome != null) {
+        report(exchange);
+      }
+    }
+  }
+
+  private boolean appliesTo(HttpServletRequest request) {
+    if (!methods.contains(request.getMethod().toUpperCase(Locale.ROOT))) {
+      return false;
+    }
+    String uri = request.getRequestURI();
+    String context = request.getContextPath();
+    String path =
+        context != null && uri.startsWith(context) ? uri.substring(context.length()) : uri;
+    return paths.test(path.isEmpty() ? "/" : path);
+  }
+
+  /** One request on its way through the filter: how it ended and how long the handler took. */
+  private static final class Exchange {
+    final long startNanos;
+    long handlerNanos;
+    RequestOutcome outcome;
+
+    Exchange(long startNanos) {
+      this.startNanos = startNanos;
+    }
+  }
+
+  private void report(Exchange exchange) {
+    long added = System.nanoTime() - exchange.startNanos - exchange.handlerNanos;
+    try {
+      listener.answered(exchange.outcome, Duration.ofNanos(Math.max(0, added)));
+    } catch (RuntimeException e) {
+      log.warn("IdempotencyListener threw; it must not", e);
+    }
+  }
+
+  private void filter(
+      HttpServletRequest request,
+      HttpServletResponse response,
+      FilterChain chain,
+      Exchange exchange)
+      throws IOException, ServletException {
+    List<String> values = Collections.list(request.getHeaders(headerName));
+    if (values.isEmpty()) {
+      if (!keyRequired) {
+        chain.doFilter(request, response);
+        return;
+      }
+      exchange.outcome = RequestOutcome.MISSING_KEY;
+      Problems.send(
+          response,
+          400,
+          "idempotency-key-missing",
+          "this endpoint requires an " + headerName + " header");
+      return;
+    }
+    if (values.size() > 1) {
+      exchange.outcome = RequestOutcome.INVALID_KEY;
+      Problems.send(
+          response,
+          400,
+          "idempotency-key-repeated",
+          "send exactly one " + headerName + " header, not " + values.size());
+      return;
+    }
+    String key;
+    try {
+      key = IdempotencyKeyHeader.parse(values.get(0));
+    } catch (IllegalArgumentException e) {
+      exchange.outcome = RequestOutcome.INVALID_KEY;
+      Problems.send(response, 400, "idempotency-key-invalid", headerName + " " + e.getMessage());
+      return;
+    }
+    String scope = scopes.scopeOf(request);
+    if (scope == null || InboxKeys.brokenRule(scope) != null) {
+      exchange.outcome = RequestOutcome.NO_SCOPE;
+      Problems.send(
+          response,
+          401,
+          "scope-unresolved",
+          "the request names no known client or tenant to own its "
+              + headerName
+              + "; authenticate or send valid credentials");
+      return;
+    }
+    BufferedRequest buffered = BufferedRequest.read(request, maxRequestBody);
+    if (buffered == null) {
+      exchange.outcome = RequestOutcome.TOO_LARGE;
+      Problems.send(
+          response,
+          413,
+          "request-body-too-large",
+          "the request body is larger than " + maxRequestBody + " bytes");
+      return;
+    }
+    buffered.setAttribute(IdempotentRequests.SCOPE_ATTRIBUTE, scope);
+    buffered.setAttribute(IdempotentRequests.KEY_ATTRIBUTE, key);
+    KeyedRequest keyed = new KeyedRequest(buffered, scope, key, fingerprint(buffered));
+    handle(keyed, response, chain, exchange);
+  }
+
+  /** A request that passed the checks, with the body it was fingerprinted on. */
+  private record KeyedRequest(
+      BufferedRequest request, String scope, String key, byte[] fingerprint) {}
+
+  /**
+   * Claims until a claim answers or the wait bound passes. In transactional mode an in-flight first
+   * request is invisible (its row is uncommitted), so each claim waits on its row lock for up to
+   * the inbox's {@code lockTimeout}; in leased mode an in-flight request answers at once, and this
+   * loop polls.
+   */
+  private void handle(
+      KeyedRequest keyed, HttpServletResponse response, FilterChain chain, Exchange exchange)
+      throws IOException, ServletException {
+    long deadline = System.nanoTime() + inFlightWait.toNanos();
+    while (true) {
+      boolean answered =
+          mode == Mode.TRANSACTIONAL
+              ? inTransaction(keyed, response, chain, exchange)
+              : withLease(keyed, response, chain, exchange);
+      if (answered) {
+        return;
+      }
+      if (System.nanoTime() - deadline >= 0) {
+        exchange.outcome = RequestOutcome.CONFLICT;
+        response.setHeader("Retry-After", Long.toString(Math.max(1, retryAfter.toSeconds())));
+        Problems.send(
+            response,
+            409,
+            "request-in-progress",
+            "a request with this "
+                + headerName
+                + " is still being processed; retry after "
+                + Math.max(1, retryAfter.toSeconds())
+                + " s");
+        return;
+      }
+      try {
+        Thread.sleep(POLL_MILLIS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new ServletException(
+            "interrupted while waiting for the first request with key "
+                + InboxKeys.describe(keyed.key()),
+            e);
+      }
+    }
+  }
+
+  /** Transactional mode: claim, run and complete in one transaction. */
+  private boolean inTransaction(
+      KeyedRequest keyed, HttpServletResponse response, FilterChain chain, Exchange exchange)
+      throws IOException, ServletException {
+    try (Connection tx = dataSource.getConnection()) {
+      tx.setAutoCommit(false);
+      try {
+        Claim claim = inbox.claim(tx, keyed.scope(), keyed.key(), keyed.fingerprint());
+        if (!claim.isNew()) {
+          tx.rollback();
+          return answerExisting(claim, response, exchange);
+        }
+        runInTransaction(tx, claim, keyed, response, chain, exchange);
+        return true;
+      } catch (SQLException | RuntimeException | IOException | ServletException e) {
+        rollbackQuietly(tx);
+        throw e;
+      }
+    } catch (SQLException e) {
+      throw new ServletException(
+          "the inbox transaction for key "
+              + InboxKeys.describe(keyed.key())
+              + " in scope "
+              + InboxKeys.describe(keyed.scope())
+              + " failed; nothing was committed and the client may retry",
+          e);
+    }
+  }
+
+  private void runInTransaction(
+      Connection tx,
+      Claim claim,
+      KeyedRequest keyed,
+      HttpServletResponse response,
+      FilterChain chain,
+      Exchange exchange)
+      throws IOException, ServletException, SQLException {
+    BufferedRequest request = keyed.request();
+    BufferedResponse buffered = new BufferedResponse(response);
+    request.setAttribute(IdempotentRequests.CONNECTION_ATTRIBUTE, GuardedConnection.wrap(tx));
+    try {
+      runChain(request, buffered, chain, exchange);
+    } catch (IOException | ServletException | RuntimeException e) {
+      rollbackQuietly(tx);
+      release(claim, "the handler threw " + e, exchange);
+      throw e;
+    } finally {
+      request.removeAttribute(IdempotentRequests.CONNECTION_ATTRIBUTE);
+    }
+    int status = buffered.getStatus();
+    if (!storedStatuses.test(status)) {
+      tx.rollback();
+      release(claim, "the handler answered " + status, exchange);
+      buffered.writeTo(response);
+      return;
+    }
+    inbox.complete(tx, claim, stored(buffered));
+    tx.commit();
+    exchange.outcome = RequestOutcome.FRESH;
+    buffered.writeTo(response);
+  }
+
+  /** Leased mode: the claim commits at once; the result or failure is recorded after the run. */
+  private boolean withLease(
+      KeyedRequest keyed, HttpServletResponse response, FilterChain chain, Exchange exchange)
+      throws IOException, ServletException {
+    Claim claim = inbox.claimLease(keyed.scope(), keyed.key(), keyed.fingerprint());
+    if (!claim.isNew()) {
+      return answerExisting(claim, response, exchange);
+    }
+    LeaseToken lease =
+        claim
+            .lease()
+            .orElseThrow(
+                () ->
+                    new IllegalStateException(
+                        "a NEW leased claim without a lease token indicates a bug"));
+    BufferedResponse buffered = new BufferedResponse(response);
+    try {
+      runChain(keyed.request(), buffered, chain, exchange);
+    } catch (IOException | ServletException | RuntimeException e) {
+      exchange.outcome = RequestOutcome.RELEASED;
+      inbox.fail(lease, "the handler threw " + e);
+      throw e;
+    }
+    int status = buffered.getStatus();
+    if (storedStatuses.test(status)) {
+      inbox.complete(lease, stored(buffered));
+      exchange.outcome = RequestOutcome.FRESH;
+    } else {
+      exchange.outcome = RequestOutcome.RELEASED;
+      inbox.fail(lease, "the handler answered " + status);
+    }
+    buffered.writeTo(response);
+    return true;
+  }
+
+  private static void runChain(
+      HttpServletRequest request,
+      HttpServletResponse response,
+      FilterChain chain,
+      Exchange exchange)
+      throws IOException, ServletException {
+    long start = System.nanoTime();
+    try {
+      chain.doFilter(request, response);
+    } finally {
+      exchange.handlerNanos += System.nanoTime() - start;
+    }
+  }
+
+  /**
+   * Answers a request whose claim was not NEW.
+   *
+   * @return false when the key is in flight and the caller should wait
+   */
+  private boolean answerExisting(Claim claim, HttpServletResponse response, Exchange exchange)
+      throws IOException {
+    switch (claim.outcome()) {
+      case DUPLICATE -> {
+        exchange.outcome = RequestOutcome.REPLAYED;
+        replay(claim.result().orElse(noStoredResponse), response);
+        return true;
+      }
+      case MISMATCH -> {
+        exchange.outcome = RequestOutcome.MISMATCH;
+        Problems.send(
+            response,
+            422,
+            "idempotency-key-mismatch",
+            headerName
+                + " "
+                + InboxKeys.describe(claim.key())
+                + " was already used with a different request (method, path, query, content"
+                + " type or body differ); use a new key for a new request");
+        return true;
+      }
+      case GAVE_UP -> {
+        exchange.outcome = RequestOutcome.GAVE_UP;
+        Problems.send(
+            response,
+            422,
+            "idempotency-key-exhausted",
+            "requests with "
+                + headerName
+                + " "
+                + InboxKeys.describe(claim.key())
+                + " failed "
+                + claim.attempts()
+                + " times; use a new key");
+        return true;
+      }
+      case IN_PROGRESS -> {
+        return false;
+      }
+      case NEW ->
+          throw new IllegalStateException("answerExisting called with a NEW claim indicates a bug");
+    }
+    throw new IllegalStateException("unknown claim outcome " + claim.outcome());
+  }
+
+  private void replay(StoredResult result, HttpServletResponse response) throws IOException {
+    response.setStatus(result.status());
+    result.headers().forEach((name, values) -> values.forEach(v -> response.addHeader(name, v)));
+    response.setHeader(REPLAYED_HEADER, "true");
+    byte[] body;
+    if (result.bodyStored()) {
+      body = result.body().orElseThrow();
+    } else {
+      response.setHeader(BODY_STORED_HEADER, "false");
+      body = new byte[0];
+    }
+    response.setContentLength(body.length);
+    response.getOutputStream().write(body);
+  }
+
+  private StoredResult stored(BufferedResponse buffered) {
+    Map<String, List<String>> headers = new LinkedHashMap<>();
+    buffered
+        .headers()
+        .forEach(
+            (name, values) -> {
+              if (replayedHeaders.contains(name)
+                  && !CREDENTIAL_HEADERS.contains(name.toLowerCase(Locale.ROOT))) {
+                headers.put(name, values);
+              }
+            });
+    byte[] body = buffered.body();
+    return body.length > maxStoredBody
+        ? StoredResult.withoutBody(buffered.getStatus(), headers, Fingerprints.sha256(body))
+        : StoredResult.of(buffered.getStatus(), headers, body);
+  }
+
+  /** Records the failure after the rollback, so that the client's retry runs the handler again. */
+  private void release(Claim claim, String reason, Exchange exchange) {
+    exchange.outcome = RequestOutcome.RELEASED;
+    try {
+      inbox.recordFailure(claim, reason);
+    } catch (RuntimeException e) {
+      // The claim was rolled back, so the key is free anyway; only the attempt count is lost.
+      log.warn(
+          "could not record the failure of key {} in scope {}; a retry still runs",
+          InboxKeys.describe(claim.key()),
+          InboxKeys.describe(claim.scope()),
+          e);
+    }
+  }
+
+  private byte[] fingerprint(BufferedRequest request) {
+    MessageDigest digest = Fingerprints.newDigest();
+    update(digest, request.getMethod().toUpperCase(Locale.ROOT));
+    update(digest, request.getRequestURI());
+    update(digest, Objects.toString(request.getQueryString(), ""));
+    update(digest, Objects.toString(request.getContentType(), ""));
+    for (String header : fingerprintHeaders) {
+      update(digest, header.toLowerCase(Locale.ROOT));
+      update(digest, String.join(",", Collections.list(request.getHeaders(header))));
+    }
+    digest.update(request.body());
+    return digest.digest();
+  }
+
+  // Each part ends with a zero byte, so that no two different requests feed the same bytes.
+  private static void update(MessageDigest digest, String part) {
+    digest.update(part.getBytes(StandardCharsets.UTF_8));
+    digest.update((byte) 0);
+  }
+
+  private static void rollbackQuietly(Connection tx) {
+    try {
+      tx.rollback();
+    } catch (SQLException e) {
+      log.debug("rollback failed; the connection's transaction is lost anyway", e);
+    }
+  }
+
+  /**
+   * Configures an {@link IdempotencyFilter}. Every setter checks its value at once; {@link
+   * #build()} copies the configuration, so that later calls do not change a built filter.
+   */
+  public static final class Builder {
+    private final Inbox inbox;
+    private DataSource dataSource;
+    private Mode mode = Mode.TRANSACTIONAL;
+    private Set<String> methods = DEFAULT_METHODS;
+    private Predicate<String> paths = path -> true;
+    private String headerName = DEFAULT_HEADER_NAME;
+    private boolean keyRequired = true;
+    private ScopeResolver scopes = ScopeResolver.principal();
+    private List<String> fingerprintHeaders = List.of();
+    private Duration inFlightWait = DEFAULT_IN_FLIGHT_WAIT;
+    private Duration retryAfter = DEFAULT_RETRY_AFTER;
+    private IntPredicate storedStatuses = DEFAULT_STORED_STATUSES;
+    private Set<String> replayedHeaders = DEFAULT_REPLAYED_HEADERS;
+    private int maxStoredBody = DEFAULT_MAX_STORED_BODY;
+    private int maxRequestBody = DEFAULT_MAX_REQUEST_BODY;
+    private StoredResult noStoredResponse = DEFAULT_NO_STORED_RESPONSE;
+    private IdempotencyListener listener = IdempotencyListener.NOOP;
+
+    private Builder(Inbox inbox) {
+      this.inbox = Objects.requireNonNull(inbox, "inbox must not be null");
+    }
+
+    /**
+     * The inbox's data source, from which each request's transaction is opened. Required in {@link
+     * Mode#TRANSACTIONAL} mode; it must reach the same database and schema as the inbox.
+     */
+    public Builder dataSource(DataSource dataSource) {
+      this.dataSource = Objects.requireNonNull(dataSource, "dataSource must not be null");
+      return this;
+    }
+
+    /** Defaults to {@link Mode#TRANSACTIONAL}. */
+    public Builder mode(Mode mode) {
+      this.mode = Objects.requireNonNull(mode, "mode must not be null");
+      return this;
+    }
+
+    /** The HTTP methods the filter applies to. Defaults to POST and PATCH. */
+    public Builder methods(String... methods) {
+      if (methods == null || methods.length == 0) {
+        throw new IllegalArgumentException(
+            "methods must name at least one HTTP method, but was " + Arrays.toString(methods));
+      }
+      for (String method : methods) {
+        if (method == null || method.isBlank()) {
+          throw new IllegalArgumentException(
+              "methods must not contain a blank method, but was " + Arrays.toString(methods));
+        }
+      }
+      this.methods =
+          Arrays.stream(methods)
+              .map(m -> m.trim().toUpperCase(Locale.ROOT))
+              .collect(Collectors.toUnmodifiableSet());
+      return this;
+    }
+
+    /**
+     * Which paths the filter applies to, tested on the path inside the application (the request URI
+     * without the context path). Defaults to every path.
+     */
+    public Builder paths(Predicate<String> paths) {
+      this.paths = Objects.requireNonNull(paths, "paths must not be null");
+      return this;
+    }
+
+    /**
+     * Applies the filter to paths equal to one of the prefixes or below it: {@code "/payments"}
+     * matches {@code /payments} and {@code /payments/7}, not {@code /paymentsX}.
+     */
+    public Builder pathPrefixes(String... prefixes) {
+      if (prefixes == null || prefixes.length == 0) {
+        throw new IllegalArgumentException(
+            "pathPrefixes must name at least one prefix, but was " + Arrays.toString(prefixes));
+      }
+      List<String> list = List.of(prefixes);
+      for (String prefix : list) {
+        if (!prefix.startsWith("/")) {
+          throw new IllegalArgumentException(
+              "a path prefix must start with '/', but was '" + prefix + "'");
+        }
+      }
+      return paths(
+          path ->
+              list.stream()
+                  .anyMatch(
+                      p ->
+                          path.equals(p)
+                              || path.startsWith(p.endsWith("/") ? p : p + "/")
+                              || p.equals("/")));
+    }
+
+    /** The request header that carries the key. Defaults to {@code Idempotency-Key}. */
+    public Builder headerName(String headerName) {
+      if (headerName == null || !headerName.matches("[!#$%&'*+.^_`|~0-9A-Za-z-]+")) {
+        throw new IllegalArgumentException(
+            "headerName must be an HTTP header name (a token), but was " + headerName);
+      }
+      this.headerName = headerName;
+      return this;
+    }
+
+    /**
+     * Whether a request without the header is refused with 400 (the default) or passes through
+     * unprotected.
+     */
+    public Builder keyRequired(boolean keyRequired) {
+      this.keyRequired = keyRequired;
+      return this;
+    }
+
+    /**
+     * Whose key it is. Defaults to {@link ScopeResolver#principal()}: an anonymous request is
+     * refused with 401 unless a resolver such as {@link ScopeResolver#global} is configured.
+     */
+    public Builder scopeResolver(ScopeResolver scopes) {
+      this.scopes = Objects.requireNonNull(scopes, "scopeResolver must not be null");
+      return this;
+    }
+
+    /**
+     * Request headers that take part in the fingerprint, besides the method, path, query, content
+     * type and body. Defaults to none.
+     */
+    public Builder fingerprintHeaders(String... headers) {
+      this.fingerprintHeaders = List.of(headers);
+      return this;
+    }
+
+    /**
+     * How long a retry waits for the first request with its key before it gets 409. Defaults to 5
+     * seconds. In transactional mode each claim also waits on the first request's row lock for up
+     * to the inbox's {@code lockTimeout}, so a retry may wait up to the sum of the two.
+     */
+    public Builder inFlightWait(Duration wait) {
+      Objects.requireNonNull(wait, "inFlightWait must not be null");
+      if (wait.isNegative()) {
+        throw new IllegalArgumentException("inFlightWait must not be negative, but was " + wait);
+      }
+      this.inFlightWait = wait;
+      return this;
+    }
+
+    /** The {@code Retry-After} of a 409, in whole seconds (at least 1). Defaults to 1 second. */
+    public Builder retryAfter(Duration retryAfter) {
+      Objects.requireNonNull(retryAfter, "retryAfter must not be null");
+      if (retryAfter.isNegative() || retryAfter.isZero()) {
+        throw new IllegalArgumentException("retryAfter must be positive, but was " + retryAfter);
+      }
+      this.retryAfter = retryAfter;
+      return this;
+    }
+
+    /**
+     * Which response statuses are stored and replayed; any other status rolls back the handler's
+     * writes and releases the key. Defaults to 2xx and 4xx.
+     */
+    public Builder storedStatuses(IntPredicate storedStatuses) {
+      this.storedStatuses =
+          Objects.requireNonNull(storedStatuses, "storedStatuses must not be null");
+      return this;
+    }
+
+    /**
+     * The response headers stored and replayed (case-insensitive). Defaults to {@link
+     * #DEFAULT_REPLAYED_HEADERS}. {@code Set-Cookie}, {@code Authorization} and other credential
+     * headers are never stored, even when listed.
+     */
+    public Builder replayedHeaders(String... headers) {
+      for (String header : headers) {
+        Objects.requireNonNull(header, "replayedHeaders must not contain null");
+      }
+      this.replayedHeaders = Set.of(headers);
+      return this;
+    }
+
+    /**
+     * The largest response body stored for replay; a larger one is recorded by its SHA-256 only,
+     * still completing the key, so that a retry never runs the handler again. Defaults to 1 MiB.
+     */
+    public Builder maxStoredBody(int bytes) {
+      if (bytes < 0) {
+        throw new IllegalArgumentException("maxStoredBody must not be negative, but was " + bytes);
+      }
+      this.maxStoredBody = bytes;
+      return this;
+    }
+
+    /**
+     * The largest request body accepted; the body is buffered for the fingerprint, and a larger one
+     * gets 413. Defaults to 1 MiB.
+     */
+    public Builder maxRequestBody(int bytes) {
+      if (bytes < 0 || bytes == Integer.MAX_VALUE) {
+        throw new IllegalArgumentException(
+            "maxRequestBody must be between 0 and "
+                + (Integer.MAX_VALUE - 1)
+                + ", but was "
+                + bytes);
+      }
+      this.maxRequestBody = bytes;
+      return this;
+    }
+
+    /**
+     * The answer to a key that was completed without a stored response, as a message consumer
+     * completes it when the same payment arrived over Kafka first. It is sent with {@code
+     * Idempotent-Replayed: true}. Defaults to {@link #DEFAULT_NO_STORED_RESPONSE}: 200 with a JSON
+     * body saying that the key was already processed.
+     */
+    public Builder noStoredResponse(StoredResult response) {
+      this.noStoredResponse = Objects.requireNonNull(response, "noStoredResponse must not be null");
+      return this;
+    }
+
+    /** Receives each request's outcome and added latency. Defaults to a no-op. */
+    public Builder listener(IdempotencyListener listener) {
+      this.listener = Objects.requireNonNull(listener, "listener must not be null");
+      return this;
+    }
+
+    /**
+     * Publishes {@code inbox.http.requests} and {@code inbox.http.added.latency} to the registry;
+     * see {@link MicrometerIdempotencyListener}. Replaces any {@link #listener}.
+     */
+    public Builder meterRegistry(MeterRegistry registry) {
+      Objects.requireNonNull(registry, "meterRegistry must not be null");
+      return listener(new MicrometerIdempotencyListener(registry));
+    }
+
+    /**
+     * @throws IllegalStateException when transactional mode has no data source
+     */
+    public IdempotencyFilter build() {
+      if (mode == Mode.TRANSACTIONAL && dataSource == null) {
+        throw new IllegalStateException(
+            "TRANSACTIONAL mode needs the inbox's DataSource to open each request's transaction:"
+                + " call dataSource(...) or use IdempotencyFilter.builder(inbox, dataSource)");
+      }
+      return new IdempotencyFilter(this);
+    }
+  }
+}

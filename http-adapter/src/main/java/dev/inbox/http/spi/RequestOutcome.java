@@ -1,0 +1,32 @@
+package dev.inbox.http.spi;
+
+import java.util.Locale;
+
+/** How {@link dev.inbox.http.IdempotencyFilter} answered one request that it applies to. */
+public enum RequestOutcome {
+  /** The handler ran and its response was stored (and, in transactional mode, committed). */
+  FRESH,
+  /** A stored response (or the fallback for a key completed without one) was replayed. */
+  REPLAYED,
+  /** The first request with the key was still in flight after the wait bound: 409. */
+  CONFLICT,
+  /** The key was used before with a different request fingerprint: 422. */
+  MISMATCH,
+  /** The route requires a key and the request had none: 400. */
+  MISSING_KEY,
+  /** The key was repeated or broke a rule: 400. */
+  INVALID_KEY,
+  /** No scope could be resolved for the request: 401. */
+  NO_SCOPE,
+  /** The request body was larger than the limit: 413. */
+  TOO_LARGE,
+  /** The handler failed (exception or a status that is not stored); the key was released. */
+  RELEASED,
+  /** The key failed {@code maxAttempts} times and is refused: 422. */
+  GAVE_UP;
+
+  /** The lower-case name used as a metrics tag, such as {@code missing_key}. */
+  public String tag() {
+    return name().toLowerCase(Locale.ROOT);
+  }
+}

@@ -1,0 +1,507 @@
+package dev.inbox.kafka;
+
+import dev.inbox.Inbox;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.binder.kafka.KafkaClientMetrics;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import java.util.regex.Pattern;
+import org.apache.kafka.clients.consumer.CommitFailedException;
+import org.apache.kafka.clients.consumer.Consumer;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.RebalanceInProgressException;
+import org.apache.kafka.common.errors.WakeupException;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.Deserializer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A poll loop that makes every record take effect exactly once: for each poll it claims the
+ * records' keys in the inbox, runs the handler for new records only, commits the database, and then
+ * commits exactly the offsets of the settled records. A crash between the two commits redelivers
+ * records that the inbox recognises as duplicates.
+ *
+ * <p>A failing record is retried with backoff by seeking and pausing its partition only, so that
+ * the loop keeps polling within {@code max.poll.interval.ms}. After the inbox's {@code
+ * maxAttempts}, and at once for records that cannot be deserialized or have no valid key, the
+ * record goes to the dead-letter topic (see {@link KafkaDeadLetterPublisher}).
+ *
+ * <pre>{@code
+ * InboxKafkaConsumer<String, String> consumer =
+ *     InboxKafkaConsumer.builder(new StringDeserializer(), new StringDeserializer())
+ *         .properties(Map.of("bootstrap.servers", "localhost:9092", "group.id", "payments"))
+ *         .topics("payments")
+ *         .inbox(inbox)
+ *         .handler((record, tx) -> applyPayment(record.value(), tx))
+ *         .build();
+ * consumer.start();
+ * Runtime.getRuntime().addShutdownHook(new Thread(consumer::close));
+ * }</pre>
+ */
+public final class InboxKafkaConsumer<K, V> implements AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(InboxKafkaConsumer.class);
+
+  private final Consumer<byte[], byte[]> consumer;
+  private final Producer<byte[], byte[]> ownedProducer;
+  private final Collection<String> topics;
+  private final Pattern topicPattern;
+  private final InboxRecordProcessor<byte[], byte[]> processor;
+  private final TypedRecords<K, V> typed;
+  private final RecordMetrics metrics;
+  private final KafkaClientMetrics clientMetrics;
+  private final Duration pollTimeout;
+  private final Backoff databaseBackoff;
+  private final Duration closeTimeout;
+
+  /** Partitions paused for a retry, and when to resume them (System.nanoTime). */
+  private final Map<TopicPartition, Long> pausedUntil = new HashMap<>();
+
+  private final CountDownLatch stopped = new CountDownLatch(1);
+  private volatile boolean closing;
+  private volatile Thread loopThread;
+  private int databaseFailures;
+
+  private InboxKafkaConsumer(Builder<K, V> builder) {
+    Map<String, Object> properties = consumerProperties(builder.properties);
+    String groupId = (String) properties.get(ConsumerConfig.GROUP_ID_CONFIG);
+    String scope = builder.scope != null ? builder.scope : groupId;
+    if (scope == null) {
+      throw new IllegalArgumentException(
+          "set a scope, or a group.id in the consumer properties to serve as the scope");
+    }
+    this.consumer = builder.consumerFactory.apply(properties);
+    this.topics = builder.topics;
+    this.topicPattern = builder.topicPattern;
+    this.typed = new TypedRecords<>(builder.keyDeserializer, builder.valueDeserializer);
+    this.metrics =
+        builder.meterRegistry == null
+            ? RecordMetrics.NONE
+            : new MicrometerRecordMetrics(builder.meterRegistry);
+    if (builder.meterRegistry != null) {
+      this.clientMetrics = new KafkaClientMetrics(consumer);
+      clientMetrics.bindTo(builder.meterRegistry);
+    } else {
+      this.clientMetrics = null;
+    }
+    Producer<byte[], byte[]> producer = builder.deadLetterProducer;
+    this.ownedProducer = producer == null ? deadLetterProducer(properties) : null;
+    DeadLetterSink<byte[], byte[]> deadLetters =
+        new KafkaDeadLetterPublisher(
+            producer != null ? producer : ownedProducer,
+            builder.deadLetterTopic,
+            Duration.ofSeconds(30));
+    KeyExtractor<K, V> keys = builder.keyExtractor;
+    RecordHandler<K, V> handler = builder.handler;
+    this.processor =
+        new InboxRecordProcessor<>(
+            builder.inbox,
+            scope,
+            // Deserializing before the claim sends a poison record to the DLT without retries.
+            raw -> keys.keyOf(typed.of(raw)),
+            (raw, tx) -> handler.handle(typed.of(raw), tx),
+            deadLetters,
+            builder.retryBackoff,
+            metrics);
+    this.pollTimeout = builder.pollTimeout;
+    this.databaseBackoff = new Backoff(Duration.ofMillis(200), Duration.ofSeconds(5));
+    this.closeTimeout = builder.closeTimeout;
+  }
+
+  public static <K, V> Builder<K, V> builder(
+      Deserializer<K> keyDeserializer, Deserializer<V> valueDeserializer) {
+    return new Builder<>(keyDeserializer, valueDeserializer);
+  }
+
+  private static Map<String, Object> consumerProperties(Map<String, Object> given) {
+    Map<String, Object> properties = new HashMap<>(given);
+    Object autoCommit = properties.get(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG);
+    if (autoCommit != null && Boolean.parseBoolean(autoCommit.toString())) {
+      log.warn(
+          "enable.auto.commit=true is ignored: offsets are committed only after the database, so"
+              + " that they never run ahead of committed work");
+    }
+    properties.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+    // The loop reads bytes and deserializes itself, so that a poison record can be dead-lettered.
+    properties.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
+    properties.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
+    return properties;
+  }
+
+  private static Producer<byte[], byte[]> deadLetterProducer(Map<String, Object> consumer) {
+    Map<String, Object> properties = new HashMap<>();
+    for (String shared :
+        List.of(
+            ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
+            "security.protocol",
+            "sasl.mechanism",
+            "sasl.jaas.config",
+            "ssl.truststore.location",
+            "ssl.truststore.password")) {
+      if (consumer.containsKey(shared)) {
+        properties.put(shared, consumer.get(shared));
+      }
+    }
+    properties.put(ProducerConfig.ACKS_CONFIG, "all");
+    properties.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
+    properties.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);
+    properties.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);
+    return new KafkaProducer<>(properties);
+  }
+
+  /** Runs the loop on a new thread named {@code inbox-kafka}. */
+  public InboxKafkaConsumer<K, V> start() {
+    Thread thread = new Thread(this::run, "inbox-kafka");
+    loopThread = thread;
+    thread.start();
+    return this;
+  }
+
+  /** Runs the loop on this thread until {@link #close()}. */
+  public void run() {
+    loopThread = Thread.currentThread();
+    try {
+      subscribe();
+      while (!closing) {
+        resumeDuePartitions();
+        ConsumerRecords<byte[], byte[]> records;
+        try {
+          records = consumer.poll(nextPollTimeout());
+        } catch (WakeupException e) {
+          continue; // close() woke us; the loop condition decides
+        }
+        if (!records.isEmpty()) {
+          processBatch(records);
+        }
+      }
+    } finally {
+      shutdown();
+    }
+  }
+
+  private void subscribe() {
+    ConsumerRebalanceListener listener = new RetryStateCleaner();
+    if (topicPattern != null) {
+      consumer.subscribe(topicPattern, listener);
+    } else {
+      consumer.subscribe(topics, listener);
+    }
+  }
+
+  /**
+   * Processes a poll partition by partition, then commits the offsets of what was settled. Nothing
+   * is in flight between two polls, so a rebalance (which runs inside poll) never finds uncommitted
+   * work.
+   */
+  private void processBatch(ConsumerRecords<byte[], byte[]> records) {
+    long start = System.nanoTime();
+    typed.clear();
+    Map<TopicPartition, OffsetAndMetadata> offsets = new LinkedHashMap<>();
+    boolean databaseFailed = false;
+    for (TopicPartition partition : records.partitions()) {
+      List<ConsumerRecord<byte[], byte[]>> partitionRecords = records.records(partition);
+      try {
+        PartitionResult result = processor.processPartition(partition, partitionRecords);
+        if (result.commit() != null) {
+          offsets.put(partition, result.commit());
+        }
+        if (result.needsRetry()) {
+          retryLater(partition, result.retryOffset(), result.retryAfter());
+        }
+      } catch (Exception e) {
+        // The partition's transaction rolled back (or a dead letter was not acknowledged):
+        // read the same records again after a pause; their offsets are not committed.
+        databaseFailed = true;
+        Duration pause = databaseBackoff.after(databaseFailures + 1);
+        log.warn("processing {} failed; reading it again in {} ms", partition, pause.toMillis(), e);
+        retryLater(partition, partitionRecords.get(0).offset(), pause);
+      }
+    }
+    databaseFailures = databaseFailed ? databaseFailures + 1 : 0;
+    commit(offsets);
+    metrics.batch(Duration.ofNanos(System.nanoTime() - start));
+  }
+
+  private void retryLater(TopicPartition partition, long offset, Duration delay) {
+    consumer.seek(partition, offset);
+    if (!delay.isZero()) {
+      consumer.pause(List.of(partition));
+      pausedUntil.put(partition, System.nanoTime() + delay.toNanos());
+    }
+  }
+
+  private void resumeDuePartitions() {
+    long now = System.nanoTime();
+    List<TopicPartition> due = new ArrayList<>();
+    for (Iterator<Map.Entry<TopicPartition, Long>> it = pausedUntil.entrySet().iterator();
+        it.hasNext(); ) {
+      Map.Entry<TopicPartition, Long> entry = it.next();
+      if (entry.getValue() - now <= 0) {
+        due.add(entry.getKey());
+        it.remove();
+      }
+    }
+    due.retainAll(consumer.assignment());
+    if (!due.isEmpty()) {
+      consumer.resume(due);
+    }
+  }
+
+  private Duration nextPollTimeout() {
+    long now = System.nanoTime();
+    long timeout = pollTimeout.toNanos();
+    for (long until : pausedUntil.values()) {
+      timeout = Math.min(timeout, Math.max(0, until - now));
+    }
+    return Duration.ofNanos(timeout);
+  }
+
+  /**
+   * Commits the offsets after the database. A failed commit only causes a redelivery, which the
+   * inbox recognises as duplicates, so it is logged and the loop goes on.
+   */
+  private void commit(Map<TopicPartition, OffsetAndMetadata> offsets) {
+    if (offsets.isEmpty()) {
+      return;
+    }
+    for (int attempt = 1; ; attempt++) {
+      try {
+        consumer.commitSync(offsets);
+        return;
+      } catch (WakeupException e) {
+        // close() asked us to stop; the wakeup is consumed, so commit again before stopping.
+        if (attempt >= 3) {
+          log.warn("offsets {} not committed after repeated wakeups", offsets);
+          return;
+        }
+      } catch (CommitFailedException | RebalanceInProgressException e) {
+        log.info(
+            "offsets {} not committed ({}); their records will be redelivered as duplicates",
+            offsets,
+            e.getMessage());
+        return;
+      } catch (org.apache.kafka.common.errors.TimeoutException e) {
+        if (attempt >= 3) {
+          log.warn("offsets {} not committed; they will be redelivered as duplicates", offsets, e);
+          return;
+        }
+      } catch (KafkaException e) {
+        log.warn("offsets {} not committed; they will be redelivered as duplicates", offsets, e);
+        return;
+      }
+    }
+  }
+
+  private void shutdown() {
+    try {
+      if (clientMetrics != null) {
+        clientMetrics.close();
+      }
+      consumer.close(Duration.ofSeconds(10));
+    } catch (RuntimeException e) {
+      log.warn("closing the Kafka consumer failed", e);
+    } finally {
+      if (ownedProducer != null) {
+        ownedProducer.close(Duration.ofSeconds(10));
+      }
+      stopped.countDown();
+    }
+  }
+
+  /**
+   * Stops the loop: the batch in progress finishes and commits, then the consumer closes. Safe to
+   * call from any thread, a shutdown hook included, and more than once.
+   */
+  @Override
+  public void close() {
+    closing = true;
+    Thread loop = loopThread;
+    if (loop == null) {
+      // Never ran: there is no loop to wait for.
+      if (stopped.getCount() > 0) {
+        shutdown();
+      }
+      return;
+    }
+    consumer.wakeup();
+    if (loop != Thread.currentThread()) {
+      try {
+        if (!stopped.await(closeTimeout.toMillis(), TimeUnit.MILLISECONDS)) {
+          log.warn("the Kafka loop did not stop within {}", closeTimeout);
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  /** Forgets the retry state of partitions that leave this consumer. */
+  private final class RetryStateCleaner implements ConsumerRebalanceListener {
+    @Override
+    public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
+      // Every batch is committed before the next poll, so nothing processed is uncommitted here.
+      partitions.forEach(pausedUntil::remove);
+    }
+
+    @Override
+    public void onPartitionsAssigned(Collection<TopicPartition> partitions) {}
+
+    @Override
+    public void onPartitionsLost(Collection<TopicPartition> partitions) {
+      partitions.forEach(pausedUntil::remove);
+    }
+  }
+
+  /** Configures an {@link InboxKafkaConsumer}; inbox, handler, and topics are required. */
+  public static final class Builder<K, V> {
+    private final Deserializer<K> keyDeserializer;
+    private final Deserializer<V> valueDeserializer;
+    private Map<String, Object> properties = Map.of();
+    private Function<Map<String, Object>, Consumer<byte[], byte[]>> consumerFactory =
+        KafkaConsumer::new;
+    private Collection<String> topics;
+    private Pattern topicPattern;
+    private Inbox inbox;
+    private String scope;
+    private KeyExtractor<K, V> keyExtractor = KeyExtractor.headerOrCoordinates();
+    private RecordHandler<K, V> handler;
+    private Function<String, String> deadLetterTopic = KafkaDeadLetterPublisher::defaultTopic;
+    private Producer<byte[], byte[]> deadLetterProducer;
+    private Backoff retryBackoff = Backoff.DEFAULT;
+    private Duration pollTimeout = Duration.ofMillis(500);
+    private Duration closeTimeout = Duration.ofSeconds(30);
+    private MeterRegistry meterRegistry;
+
+    private Builder(Deserializer<K> keyDeserializer, Deserializer<V> valueDeserializer) {
+      this.keyDeserializer = Objects.requireNonNull(keyDeserializer, "keyDeserializer");
+      this.valueDeserializer = Objects.requireNonNull(valueDeserializer, "valueDeserializer");
+    }
+
+    /**
+     * The consumer's properties: at least {@code bootstrap.servers} and {@code group.id}. {@code
+     * enable.auto.commit} is forced off and the deserializers are replaced by byte arrays.
+     */
+    public Builder<K, V> properties(Map<String, ?> properties) {
+      this.properties = Map.copyOf(properties);
+      return this;
+    }
+
+    /** Creates the consumer from the adjusted properties; defaults to {@link KafkaConsumer}. */
+    public Builder<K, V> consumerFactory(
+        Function<Map<String, Object>, Consumer<byte[], byte[]>> consumerFactory) {
+      this.consumerFactory = Objects.requireNonNull(consumerFactory, "consumerFactory");
+      return this;
+    }
+
+    public Builder<K, V> topics(String... topics) {
+      this.topics = List.of(topics);
+      this.topicPattern = null;
+      return this;
+    }
+
+    public Builder<K, V> topicPattern(Pattern pattern) {
+      this.topicPattern = Objects.requireNonNull(pattern, "pattern");
+      this.topics = null;
+      return this;
+    }
+
+    public Builder<K, V> inbox(Inbox inbox) {
+      this.inbox = Objects.requireNonNull(inbox, "inbox");
+      return this;
+    }
+
+    /** Whose keys these are; defaults to the {@code group.id}. */
+    public Builder<K, V> scope(String scope) {
+      this.scope = scope;
+      return this;
+    }
+
+    /** Defaults to {@link KeyExtractor#headerOrCoordinates()}. */
+    public Builder<K, V> keyExtractor(KeyExtractor<K, V> keyExtractor) {
+      this.keyExtractor = Objects.requireNonNull(keyExtractor, "keyExtractor");
+      return this;
+    }
+
+    public Builder<K, V> handler(RecordHandler<K, V> handler) {
+      this.handler = Objects.requireNonNull(handler, "handler");
+      return this;
+    }
+
+    /** Names the dead-letter topic of a topic; defaults to {@code <topic>.DLT}. */
+    public Builder<K, V> deadLetterTopic(Function<String, String> naming) {
+      this.deadLetterTopic = Objects.requireNonNull(naming, "naming");
+      return this;
+    }
+
+    /**
+     * The producer for dead letters; by default one is created from the consumer's bootstrap
+     * servers with {@code acks=all}, and closed with the loop.
+     */
+    public Builder<K, V> deadLetterProducer(Producer<byte[], byte[]> producer) {
+      this.deadLetterProducer = Objects.requireNonNull(producer, "producer");
+      return this;
+    }
+
+    /** The pause after a failed attempt: doubling from {@code initial} up to {@code max}. */
+    public Builder<K, V> retryBackoff(Duration initial, Duration max) {
+      this.retryBackoff = new Backoff(initial, max);
+      return this;
+    }
+
+    public Builder<K, V> pollTimeout(Duration pollTimeout) {
+      if (pollTimeout.isNegative() || pollTimeout.isZero()) {
+        throw new IllegalArgumentException("pollTimeout must be positive, got " + pollTimeout);
+      }
+      this.pollTimeout = pollTimeout;
+      return this;
+    }
+
+    /** How long {@link #close()} waits for the batch in progress; defaults to 30 s. */
+    public Builder<K, V> closeTimeout(Duration closeTimeout) {
+      this.closeTimeout = Objects.requireNonNull(closeTimeout, "closeTimeout");
+      return this;
+    }
+
+    /** Publishes the adapter's meters and Kafka's client metrics. */
+    public Builder<K, V> meterRegistry(MeterRegistry registry) {
+      this.meterRegistry = Objects.requireNonNull(registry, "registry");
+      return this;
+    }
+
+    public InboxKafkaConsumer<K, V> build() {
+      Objects.requireNonNull(inbox, "inbox is required");
+      Objects.requireNonNull(handler, "handler is required");
+      if (topics == null && topicPattern == null) {
+        throw new IllegalArgumentException("set topics(...) or topicPattern(...)");
+      }
+      if (topics != null && topics.isEmpty()) {
+        throw new IllegalArgumentException("topics(...) needs at least one topic");
+      }
+      if (!properties.containsKey(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG)) {
+        throw new IllegalArgumentException("the consumer properties need bootstrap.servers");
+      }
+      return new InboxKafkaConsumer<>(this);
+    }
+  }
+}

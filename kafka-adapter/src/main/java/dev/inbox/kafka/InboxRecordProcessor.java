@@ -1,0 +1,250 @@
+package dev.inbox.kafka;
+
+import dev.inbox.BatchFailurePolicy;
+import dev.inbox.BatchItem;
+import dev.inbox.BatchResult;
+import dev.inbox.Inbox;
+import dev.inbox.InboxKeys;
+import dev.inbox.ItemResult;
+import dev.inbox.ItemStatus;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Runs a handler once per new record of a poll, for users who keep their own poll loop (a Spring
+ * Kafka batch listener, a hand-written loop). {@link InboxKafkaConsumer} uses it too.
+ *
+ * <p>Each partition's records are claimed in one transaction with {@link BatchFailurePolicy#STOP},
+ * so that no record takes effect before an earlier one of its partition. The returned offsets cover
+ * only records that are settled: committed, duplicates, or dead-lettered. Commit them after this
+ * method returns, never before: the database then always runs ahead of the offsets, and a
+ * redelivery is recognised as a duplicate.
+ *
+ * <pre>{@code
+ * ProcessedRecords done = processor.process(consumer.poll(timeout));
+ * consumer.commitSync(done.offsetsToCommit());
+ * for (PartitionResult retry : done.retries()) consumer.seek(retry.partition(), retry.retryOffset());
+ * }</pre>
+ */
+public final class InboxRecordProcessor<K, V> {
+  private static final Logger log = LoggerFactory.getLogger(InboxRecordProcessor.class);
+
+  private final Inbox inbox;
+  private final String scope;
+  private final KeyExtractor<K, V> keys;
+  private final RecordHandler<K, V> handler;
+  private final DeadLetterSink<K, V> deadLetters;
+  private final Backoff backoff;
+  private final RecordMetrics metrics;
+
+  InboxRecordProcessor(
+      Inbox inbox,
+      String scope,
+      KeyExtractor<K, V> keys,
+      RecordHandler<K, V> handler,
+      DeadLetterSink<K, V> deadLetters,
+      Backoff backoff,
+      RecordMetrics metrics) {
+    this.inbox = Objects.requireNonNull(inbox, "inbox");
+    this.scope = InboxKeys.validateScope(scope);
+    this.keys = Objects.requireNonNull(keys, "keys");
+    this.handler = Objects.requireNonNull(handler, "handler");
+    this.deadLetters = Objects.requireNonNull(deadLetters, "deadLetters");
+    this.backoff = Objects.requireNonNull(backoff, "backoff");
+    this.metrics = Objects.requireNonNull(metrics, "metrics");
+  }
+
+  /**
+   * A processor with the default key extractor and retry backoff.
+   *
+   * @param deadLetters receives records that can never take effect; it must return only once they
+   *     are durable
+   */
+  public static <K, V> InboxRecordProcessor<K, V> create(
+      Inbox inbox, String scope, RecordHandler<K, V> handler, DeadLetterSink<K, V> deadLetters) {
+    return new InboxRecordProcessor<>(
+        inbox,
+        scope,
+        KeyExtractor.headerOrCoordinates(),
+        handler,
+        deadLetters,
+        Backoff.DEFAULT,
+        RecordMetrics.NONE);
+  }
+
+  /** The same processor with another key extractor. */
+  public InboxRecordProcessor<K, V> withKeyExtractor(KeyExtractor<K, V> extractor) {
+    return new InboxRecordProcessor<>(
+        inbox, scope, extractor, handler, deadLetters, backoff, metrics);
+  }
+
+  /**
+   * Processes every partition of a poll, each in its own transaction.
+   *
+   * @throws dev.inbox.InboxDatabaseException when the database fails; partitions processed before
+   *     the failure are committed, but their offsets are not returned, so they are simply read
+   *     again and recognised as duplicates
+   */
+  public ProcessedRecords process(ConsumerRecords<K, V> records) throws Exception {
+    List<PartitionResult> results = new ArrayList<>();
+    for (TopicPartition partition : records.partitions()) {
+      results.add(processPartition(partition, records.records(partition)));
+    }
+    return new ProcessedRecords(results);
+  }
+
+  /** Processes one partition's records, given in offset order. */
+  public PartitionResult processPartition(
+      TopicPartition partition, List<ConsumerRecord<K, V>> records) throws Exception {
+    if (records.isEmpty()) {
+      return new PartitionResult(partition, null, -1, Duration.ZERO);
+    }
+    // Keys first: a record without a usable key is dead-lettered in its place in the order.
+    String[] rejections = new String[records.size()];
+    Throwable[] rejectionCauses = new Throwable[records.size()];
+    List<BatchItem<ConsumerRecord<K, V>>> items = new ArrayList<>(records.size());
+    for (int i = 0; i < records.size(); i++) {
+      ConsumerRecord<K, V> record = records.get(i);
+      try {
+        String key = keys.keyOf(record);
+        String broken = key == null ? "the key is null" : InboxKeys.brokenRule(key);
+        if (broken != null) {
+          rejections[i] = broken;
+        } else {
+          items.add(BatchItem.of(key, record));
+        }
+      } catch (Exception e) {
+        rejections[i] = e.getMessage() == null ? e.getClass().getName() : e.getMessage();
+        rejectionCauses[i] = e;
+      }
+    }
+    BatchResult<ConsumerRecord<K, V>> batch =
+        items.isEmpty()
+            ? new BatchResult<>(List.of())
+            : inbox.executeBatch(
+                scope, items, BatchFailurePolicy.STOP, (item, tx) -> handle(item.payload(), tx));
+    return settle(partition, records, rejections, rejectionCauses, batch.items());
+  }
+
+  private dev.inbox.StoredResult handle(ConsumerRecord<K, V> record, java.sql.Connection tx)
+      throws Exception {
+    handler.handle(record, tx);
+    return null;
+  }
+
+  /**
+   * Walks the records in order, dead-lettering what can never take effect, up to the first record
+   * that must be read again.
+   */
+  private PartitionResult settle(
+      TopicPartition partition,
+      List<ConsumerRecord<K, V>> records,
+      String[] rejections,
+      Throwable[] rejectionCauses,
+      List<ItemResult<ConsumerRecord<K, V>>> results)
+      throws Exception {
+    int[] counted = new int[4]; // new, duplicate, failed, dead_lettered
+    long nextOffset = -1;
+    long retryOffset = -1;
+    Duration retryAfter = Duration.ZERO;
+    int next = 0;
+    for (int i = 0; i < records.size(); i++) {
+      ConsumerRecord<K, V> record = records.get(i);
+      if (rejections[i] != null) {
+        Throwable cause =
+            rejectionCauses[i] != null
+                ? rejectionCauses[i]
+                : new IllegalArgumentException("invalid idempotency key: " + rejections[i]);
+        DeadLetterReason reason =
+            cause instanceof UndeserializableRecordException
+                ? DeadLetterReason.UNDESERIALIZABLE
+                : DeadLetterReason.INVALID_KEY;
+        deadLetter(new DeadLetter<>(record, reason, null, cause, 0));
+        counted[3]++;
+        nextOffset = record.offset() + 1;
+        continue;
+      }
+      ItemResult<ConsumerRecord<K, V>> result = results.get(next++);
+      DeadLetter<K, V> deadLetter = deadLetterFor(record, result);
+      if (result.status().isSettled()) {
+        counted[result.status() == ItemStatus.COMPLETED ? 0 : 1]++;
+      } else if (deadLetter != null) {
+        deadLetter(deadLetter);
+        counted[3]++;
+      } else {
+        if (result.status() == ItemStatus.FAILED) {
+          counted[2]++;
+          retryAfter = backoff.after(result.attempts());
+          log.warn(
+              "record {}@{} (key {}) failed attempt {}; retrying in {} ms",
+              partition,
+              record.offset(),
+              result.key(),
+              result.attempts(),
+              retryAfter.toMillis(),
+              result.failure());
+        } else if (result.status() == ItemStatus.IN_PROGRESS) {
+          retryAfter = backoff.after(1);
+        }
+        retryOffset = record.offset();
+        break;
+      }
+      nextOffset = record.offset() + 1;
+    }
+    String topic = partition.topic();
+    metrics.records(topic, "new", counted[0]);
+    metrics.records(topic, "duplicate", counted[1]);
+    metrics.records(topic, "failed", counted[2]);
+    metrics.records(topic, "dead_lettered", counted[3]);
+    OffsetAndMetadata commit = nextOffset < 0 ? null : new OffsetAndMetadata(nextOffset);
+    return new PartitionResult(partition, commit, retryOffset, retryAfter);
+  }
+
+  /** The dead letter for a record that can never take effect, or null. */
+  private DeadLetter<K, V> deadLetterFor(
+      ConsumerRecord<K, V> record, ItemResult<ConsumerRecord<K, V>> result) {
+    return switch (result.status()) {
+      case MISMATCH ->
+          new DeadLetter<>(
+              record, DeadLetterReason.MISMATCH, result.key(), null, result.attempts());
+      case GAVE_UP ->
+          new DeadLetter<>(record, DeadLetterReason.GAVE_UP, result.key(), null, result.attempts());
+      case FAILED -> {
+        if (result.failure() instanceof NonRetryableException) {
+          yield new DeadLetter<>(
+              record,
+              DeadLetterReason.NON_RETRYABLE,
+              result.key(),
+              result.failure(),
+              result.attempts());
+        }
+        if (result.attempts() >= inbox.settings().maxAttempts()) {
+          yield new DeadLetter<>(
+              record, DeadLetterReason.GAVE_UP, result.key(), result.failure(), result.attempts());
+        }
+        yield null;
+      }
+      default -> null;
+    };
+  }
+
+  private void deadLetter(DeadLetter<K, V> deadLetter) throws Exception {
+    ConsumerRecord<K, V> record = deadLetter.record();
+    log.warn(
+        "dead-lettering {}-{}@{} ({}): {}",
+        record.topic(),
+        record.partition(),
+        record.offset(),
+        deadLetter.reason(),
+        deadLetter.description());
+    deadLetters.publish(deadLetter);
+  }
+}

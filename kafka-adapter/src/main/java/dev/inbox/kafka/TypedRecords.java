@@ -1,0 +1,65 @@
+package dev.inbox.kafka;
+
+import java.util.IdentityHashMap;
+import java.util.Map;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.serialization.Deserializer;
+
+/**
+ * Deserializes the raw records of one poll with the user's deserializers, once per record. The loop
+ * reads bytes so that a record that cannot be deserialized is dead-lettered with its original
+ * bytes, instead of failing the poll.
+ */
+final class TypedRecords<K, V> {
+  private final Deserializer<K> keyDeserializer;
+  private final Deserializer<V> valueDeserializer;
+  private final Map<ConsumerRecord<byte[], byte[]>, ConsumerRecord<K, V>> typed =
+      new IdentityHashMap<>();
+
+  TypedRecords(Deserializer<K> keyDeserializer, Deserializer<V> valueDeserializer) {
+    this.keyDeserializer = keyDeserializer;
+    this.valueDeserializer = valueDeserializer;
+  }
+
+  /** Forgets the previous poll's records. */
+  void clear() {
+    typed.clear();
+  }
+
+  ConsumerRecord<K, V> of(ConsumerRecord<byte[], byte[]> raw) {
+    ConsumerRecord<K, V> record = typed.get(raw);
+    if (record == null) {
+      record = deserialize(raw);
+      typed.put(raw, record);
+    }
+    return record;
+  }
+
+  private ConsumerRecord<K, V> deserialize(ConsumerRecord<byte[], byte[]> raw) {
+    K key;
+    V value;
+    try {
+      key = keyDeserializer.deserialize(raw.topic(), raw.headers(), raw.key());
+    } catch (RuntimeException e) {
+      throw new UndeserializableRecordException("cannot deserialize the key: " + e.getMessage(), e);
+    }
+    try {
+      value = valueDeserializer.deserialize(raw.topic(), raw.headers(), raw.value());
+    } catch (RuntimeException e) {
+      throw new UndeserializableRecordException(
+          "cannot deserialize the value: " + e.getMessage(), e);
+    }
+    return new ConsumerRecord<>(
+        raw.topic(),
+        raw.partition(),
+        raw.offset(),
+        raw.timestamp(),
+        raw.timestampType(),
+        raw.serializedKeySize(),
+        raw.serializedValueSize(),
+        key,
+        value,
+        raw.headers(),
+        raw.leaderEpoch());
+  }
+}

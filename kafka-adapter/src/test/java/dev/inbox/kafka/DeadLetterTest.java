@@ -1,0 +1,155 @@
+package dev.inbox.kafka;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.inbox.Inbox;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.errors.SerializationException;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.Deserializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.Test;
+
+class DeadLetterTest extends KafkaTestSupport {
+  private static final long POISON = -1;
+
+  /** Amounts as decimal text; anything else cannot be deserialized. */
+  private static final Deserializer<Long> AMOUNTS =
+      (topic, data) -> {
+        try {
+          return Long.parseLong(new String(data, StandardCharsets.UTF_8));
+        } catch (NumberFormatException e) {
+          throw new SerializationException("not an amount: " + e.getMessage());
+        }
+      };
+
+  @Test
+  void poisonUndeserializableAndKeylessRecordsGoToTheDltAndTheRestTakeEffect() throws Exception {
+    String topic = kafka.newTopic("poison", 1);
+    String group = newGroup();
+    Inbox inbox = inbox(settings().maxAttempts(3).build());
+    List<ProducerRecord<String, String>> records = new ArrayList<>();
+    long expectedSum = 0;
+    for (int i = 0; i < 300; i++) {
+      records.add(withKey(topic, "ok-" + i, Long.toString(i + 1)));
+      expectedSum += i + 1;
+      if (i == 50) {
+        records.add(withKey(topic, "poison-1", Long.toString(POISON)));
+      } else if (i == 100) {
+        records.add(withKey(topic, "garbage-1", "not a number"));
+      } else if (i == 150) {
+        records.add(withKey(topic, "bad\u0001key", "5"));
+      } else if (i == 200) {
+        ProducerRecord<String, String> badUtf8 = new ProducerRecord<>(topic, "k", "5");
+        badUtf8.headers().add("idempotency-key", new byte[] {(byte) 0xC3, (byte) 0x28});
+        records.add(badUtf8);
+      } else if (i == 250) {
+        records.add(withKey(topic, "x".repeat(256), "5"));
+      }
+    }
+    try (KafkaProducer<String, String> producer =
+        new KafkaProducer<>(
+            Map.of("bootstrap.servers", kafka.bootstrapServers()),
+            new StringSerializer(),
+            new StringSerializer())) {
+      for (ProducerRecord<String, String> record : records) {
+        producer.send(record).get();
+      }
+    }
+
+    InboxKafkaConsumer<String, Long> consumer =
+        InboxKafkaConsumer.builder(new StringDeserializer(), AMOUNTS)
+            .properties(consumerProperties(group))
+            .topics(topic)
+            .inbox(inbox)
+            .retryBackoff(Duration.ofMillis(10), Duration.ofMillis(50))
+            .handler(
+                (record, tx) -> {
+                  if (record.value() == POISON) {
+                    throw new IllegalStateException("cannot apply a negative payment");
+                  }
+                  effects.apply(tx, record.key(), record.value());
+                })
+            .build()
+            .start();
+    closeables.add(consumer);
+    awaitFullyCommitted(group, topic, Duration.ofSeconds(60));
+
+    assertThat(effects.count()).isEqualTo(300);
+    assertThat(effects.sum()).isEqualTo(expectedSum);
+    Map<String, Map<String, String>> letters = readDeadLetters(topic + ".DLT", 5);
+    assertThat(letters).hasSize(5);
+    Map<String, String> poison = letters.get("poison-1");
+    assertThat(poison)
+        .containsEntry(KafkaDeadLetterPublisher.REASON, "GAVE_UP")
+        .containsEntry(KafkaDeadLetterPublisher.ORIGINAL_TOPIC, topic)
+        .containsEntry(KafkaDeadLetterPublisher.ORIGINAL_PARTITION, "0")
+        .containsEntry(KafkaDeadLetterPublisher.KEY, "poison-1")
+        .containsEntry(KafkaDeadLetterPublisher.ATTEMPTS, "3")
+        .containsEntry(
+            KafkaDeadLetterPublisher.EXCEPTION_CLASS, IllegalStateException.class.getName())
+        .containsEntry(
+            KafkaDeadLetterPublisher.EXCEPTION_MESSAGE, "cannot apply a negative payment")
+        .containsKey(KafkaDeadLetterPublisher.ORIGINAL_OFFSET);
+    assertThat(letters.get("garbage-1"))
+        .containsEntry(KafkaDeadLetterPublisher.REASON, "UNDESERIALIZABLE")
+        .containsEntry(KafkaDeadLetterPublisher.ATTEMPTS, "0");
+    assertThat(letters.get("garbage-1").get(KafkaDeadLetterPublisher.EXCEPTION_MESSAGE))
+        .contains("cannot deserialize the value");
+    assertThat(letters.get("bad\u0001key").get(KafkaDeadLetterPublisher.REASON))
+        .isEqualTo("INVALID_KEY");
+    assertThat(letters.get("bad\u0001key").get(KafkaDeadLetterPublisher.EXCEPTION_MESSAGE))
+        .contains("control");
+    assertThat(letters.get("k").get(KafkaDeadLetterPublisher.EXCEPTION_MESSAGE))
+        .isEqualTo("the 'idempotency-key' header is not valid UTF-8");
+    assertThat(letters.get("x".repeat(256)).get(KafkaDeadLetterPublisher.EXCEPTION_MESSAGE))
+        .contains("255");
+  }
+
+  private static ProducerRecord<String, String> withKey(String topic, String key, String value) {
+    ProducerRecord<String, String> record = new ProducerRecord<>(topic, key, value);
+    record.headers().add("idempotency-key", key.getBytes(StandardCharsets.UTF_8));
+    return record;
+  }
+
+  /** The dead letters' headers, by the original record's Kafka key. */
+  private Map<String, Map<String, String>> readDeadLetters(String topic, int expected)
+      throws Exception {
+    Map<String, Map<String, String>> letters = new HashMap<>();
+    try (KafkaConsumer<String, byte[]> reader =
+        new KafkaConsumer<>(
+            Map.of(
+                "bootstrap.servers", kafka.bootstrapServers(),
+                "group.id", newGroup(),
+                "auto.offset.reset", "earliest"),
+            new StringDeserializer(),
+            new ByteArrayDeserializer())) {
+      reader.subscribe(List.of(topic));
+      long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+      while (letters.size() < expected && System.nanoTime() < deadline) {
+        for (ConsumerRecord<String, byte[]> record : reader.poll(Duration.ofMillis(200))) {
+          Map<String, String> headers = new HashMap<>();
+          record
+              .headers()
+              .forEach(h -> headers.put(h.key(), new String(h.value(), StandardCharsets.UTF_8)));
+          letters.put(record.key(), headers);
+        }
+      }
+      // Anything beyond the expected letters would be a double dead-lettering.
+      for (ConsumerRecord<String, byte[]> extra : reader.poll(Duration.ofMillis(500))) {
+        letters.put("unexpected-" + extra.offset(), Map.of());
+      }
+    }
+    return letters;
+  }
+}

@@ -1,0 +1,107 @@
+package dev.inbox.kafka;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.inbox.Inbox;
+import dev.inbox.testing.PaymentStream;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Duration;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.junit.jupiter.api.Test;
+
+class ExactlyOnceTest extends KafkaTestSupport {
+
+  @Test
+  void tenThousandRecordsWithTwentyPercentResentTakeEightThousandEffects() throws Exception {
+    String topic = kafka.newTopic("payments", 3);
+    String group = newGroup();
+    PaymentStream stream = new PaymentStream("p", 8_000, 2_000, 42);
+    PaymentSender.send(stream, kafka.bootstrapServers(), topic);
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    Inbox inbox = inbox(settings().build());
+
+    InboxKafkaConsumer<String, String> consumer =
+        InboxKafkaConsumer.builder(new StringDeserializer(), new StringDeserializer())
+            .properties(consumerProperties(group))
+            .topics(topic)
+            .inbox(inbox)
+            .meterRegistry(registry)
+            .handler(
+                (record, tx) -> effects.apply(tx, record.key(), Long.parseLong(record.value())))
+            .build()
+            .start();
+    closeables.add(consumer);
+    awaitFullyCommitted(group, topic, Duration.ofSeconds(60));
+
+    assertExactlyOnce(stream);
+    assertThat(counter(registry, topic, "new")).isEqualTo(8_000);
+    assertThat(counter(registry, topic, "duplicate")).isEqualTo(2_000);
+    assertThat(registry.find("inbox.kafka.batch.latency").timer().count()).isPositive();
+    assertThat(registry.find("kafka.consumer.fetch.manager.records.consumed.total").meters())
+        .as("Kafka's client metrics are bound")
+        .isNotEmpty();
+  }
+
+  @Test
+  void twoConsumersAndAThirdJoiningMidStreamTakeEachEffectOnce() throws Exception {
+    String topic = kafka.newTopic("rebalance", 6);
+    String group = newGroup();
+    PaymentStream stream = new PaymentStream("r", 12_000, 3_000, 7);
+    Inbox inbox = inbox(settings().build());
+    startConsumer(inbox, topic, group);
+    startConsumer(inbox, topic, group);
+    PaymentSender.send(stream, kafka.bootstrapServers(), topic);
+    await("a quarter of the effects", Duration.ofSeconds(60), () -> effects.count() >= 3_000);
+    startConsumer(inbox, topic, group);
+
+    awaitFullyCommitted(group, topic, Duration.ofSeconds(90));
+    assertExactlyOnce(stream);
+  }
+
+  @Test
+  void ownPollLoopCommitsOnlyProcessedOffsets() throws Exception {
+    String topic = kafka.newTopic("ownloop", 2);
+    String group = newGroup();
+    PaymentStream stream = new PaymentStream("o", 800, 200, 3);
+    PaymentSender.send(stream, kafka.bootstrapServers(), topic);
+    Inbox inbox = inbox(settings().build());
+    InboxRecordProcessor<String, String> processor =
+        InboxRecordProcessor.create(
+            inbox,
+            group,
+            (record, tx) -> effects.apply(tx, record.key(), Long.parseLong(record.value())),
+            deadLetter -> {
+              throw new AssertionError("nothing should be dead-lettered: " + deadLetter);
+            });
+    java.util.Map<String, Object> properties = new java.util.HashMap<>(consumerProperties(group));
+    properties.put("enable.auto.commit", "false");
+    try (var consumer =
+        new org.apache.kafka.clients.consumer.KafkaConsumer<>(
+            properties, new StringDeserializer(), new StringDeserializer())) {
+      consumer.subscribe(java.util.List.of(topic));
+      // Every record is read twice: once for real, once after seeking back to the beginning.
+      long polledRecords = 0;
+      boolean rewound = false;
+      long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+      while (polledRecords < 2L * stream.messages().size() && System.nanoTime() < deadline) {
+        var records = consumer.poll(Duration.ofMillis(200));
+        polledRecords += records.count();
+        ProcessedRecords done = processor.process(records);
+        assertThat(done.retries()).isEmpty();
+        consumer.commitSync(done.offsetsToCommit());
+        if (!rewound && polledRecords >= stream.messages().size()) {
+          consumer.seekToBeginning(consumer.assignment());
+          rewound = true;
+        }
+      }
+      assertThat(polledRecords).isEqualTo(2L * stream.messages().size());
+    }
+    assertExactlyOnce(stream);
+  }
+
+  private static double counter(SimpleMeterRegistry registry, String topic, String outcome) {
+    var counter =
+        registry.find("inbox.kafka.records").tag("topic", topic).tag("outcome", outcome).counter();
+    return counter == null ? 0 : counter.count();
+  }
+}

@@ -1,0 +1,170 @@
+package dev.inbox.kafka;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.zaxxer.hikari.HikariDataSource;
+import dev.inbox.Inbox;
+import dev.inbox.InboxSettings;
+import dev.inbox.testing.EffectsTable;
+import dev.inbox.testing.PaymentStream;
+import dev.inbox.testing.TestDataSources;
+import dev.inbox.testing.TestKafka;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.Callable;
+import java.util.stream.Collectors;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.TestInstance;
+
+/** A real KRaft broker, a fresh schema with an effects table per test, and waiting helpers. */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+abstract class KafkaTestSupport {
+  protected TestKafka kafka;
+  protected HikariDataSource dataSource;
+  protected String schema;
+  protected EffectsTable effects;
+  protected final List<AutoCloseable> closeables = new ArrayList<>();
+
+  @BeforeAll
+  void start() {
+    kafka = TestKafka.shared();
+    dataSource = TestDataSources.pool(20);
+  }
+
+  @AfterAll
+  void stop() {
+    dataSource.close();
+  }
+
+  @BeforeEach
+  void freshSchema() throws Exception {
+    schema = TestDataSources.newSchema("kafka");
+    effects = new EffectsTable(dataSource, schema);
+    effects.create();
+  }
+
+  @AfterEach
+  void closeAll() throws Exception {
+    for (int i = closeables.size() - 1; i >= 0; i--) {
+      closeables.get(i).close();
+    }
+    closeables.clear();
+  }
+
+  protected InboxSettings.Builder settings() {
+    return InboxSettings.builder().schema(schema).janitorInterval(Duration.ZERO);
+  }
+
+  protected Inbox inbox(InboxSettings settings) {
+    Inbox inbox = Inbox.builder().dataSource(dataSource).settings(settings).migrate(true).build();
+    closeables.add(inbox);
+    return inbox;
+  }
+
+  protected static String newGroup() {
+    return "group-" + UUID.randomUUID().toString().substring(0, 8);
+  }
+
+  /** A started loop whose handler writes one effect per new record. */
+  protected InboxKafkaConsumer<String, String> startConsumer(
+      Inbox inbox, String topic, String group) {
+    InboxKafkaConsumer<String, String> consumer =
+        InboxKafkaConsumer.builder(new StringDeserializer(), new StringDeserializer())
+            .properties(consumerProperties(group))
+            .topics(topic)
+            .inbox(inbox)
+            .handler(
+                (record, tx) ->
+                    effects.apply(
+                        tx,
+                        new String(record.headers().lastHeader("idempotency-key").value()),
+                        Long.parseLong(record.value())))
+            .build()
+            .start();
+    closeables.add(consumer);
+    return consumer;
+  }
+
+  protected Map<String, Object> consumerProperties(String group) {
+    return Map.of(
+        "bootstrap.servers",
+        kafka.bootstrapServers(),
+        "group.id",
+        group,
+        "auto.offset.reset",
+        "earliest",
+        "max.poll.records",
+        500);
+  }
+
+  /** Waits until the group's committed offsets reach the end of every partition of the topic. */
+  protected void awaitFullyCommitted(String group, String topic, Duration timeout)
+      throws Exception {
+    try (Admin admin =
+        Admin.create(
+            Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers()))) {
+      int partitions =
+          admin.describeTopics(List.of(topic)).allTopicNames().get().get(topic).partitions().size();
+      Map<TopicPartition, OffsetSpec> latest = new java.util.HashMap<>();
+      for (int p = 0; p < partitions; p++) {
+        latest.put(new TopicPartition(topic, p), OffsetSpec.latest());
+      }
+      Map<TopicPartition, Long> ends =
+          admin.listOffsets(latest).all().get().entrySet().stream()
+              .collect(Collectors.toMap(Map.Entry::getKey, e -> e.getValue().offset()));
+      await(
+          "group " + group + " to commit up to " + ends,
+          timeout,
+          () -> {
+            Map<TopicPartition, OffsetAndMetadata> committed =
+                admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get();
+            return ends.entrySet().stream()
+                .allMatch(
+                    e ->
+                        committed.get(e.getKey()) != null
+                            && committed.get(e.getKey()).offset() >= e.getValue());
+          });
+    }
+  }
+
+  protected static void await(String what, Duration timeout, Callable<Boolean> condition)
+      throws Exception {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    SQLException lastFailure = null;
+    while (true) {
+      try {
+        if (condition.call()) {
+          return;
+        }
+      } catch (SQLException e) {
+        // A fault test may have just terminated this connection; ask again on a new one.
+        lastFailure = e;
+      }
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError(
+            "timed out after " + timeout + " waiting for " + what, lastFailure);
+      }
+      Thread.sleep(100);
+    }
+  }
+
+  /** Exactly one effect per distinct key, and the exact sum. */
+  protected void assertExactlyOnce(PaymentStream stream) throws Exception {
+    assertThat(effects.count()).as("effects").isEqualTo(stream.distinct());
+    assertThat(effects.distinctKeys()).as("distinct keys").isEqualTo(stream.distinct());
+    assertThat(effects.sum()).as("sum of amounts").isEqualTo(stream.expectedSum());
+  }
+}

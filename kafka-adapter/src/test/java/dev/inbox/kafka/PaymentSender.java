@@ -1,0 +1,45 @@
+package dev.inbox.kafka;
+
+import dev.inbox.testing.PaymentStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Future;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.serialization.StringSerializer;
+
+/** Sends a {@link PaymentStream} with each key as the record key and the idempotency-key header. */
+final class PaymentSender {
+  private PaymentSender() {}
+
+  static void send(PaymentStream stream, String bootstrapServers, String topic) throws Exception {
+    try (KafkaProducer<String, String> producer =
+        new KafkaProducer<>(
+            Map.of(
+                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                bootstrapServers,
+                ProducerConfig.LINGER_MS_CONFIG,
+                5,
+                ProducerConfig.ACKS_CONFIG,
+                "all"),
+            new StringSerializer(),
+            new StringSerializer())) {
+      List<Future<RecordMetadata>> sent = new ArrayList<>();
+      for (PaymentStream.Message message : stream.messages()) {
+        ProducerRecord<String, String> record =
+            new ProducerRecord<>(topic, message.key(), Long.toString(message.amount()));
+        record
+            .headers()
+            .add(KeyExtractor.DEFAULT_HEADER, message.key().getBytes(StandardCharsets.UTF_8));
+        sent.add(producer.send(record));
+      }
+      for (Future<RecordMetadata> future : sent) {
+        future.get();
+      }
+    }
+  }
+}

@@ -1,0 +1,558 @@
+package dev.inbox.rabbit;
+
+import com.rabbitmq.client.AMQP;
+import com.rabbitmq.client.Channel;
+import com.rabbitmq.client.Connection;
+import com.rabbitmq.client.Delivery;
+import dev.inbox.BatchFailurePolicy;
+import dev.inbox.BatchItem;
+import dev.inbox.BatchResult;
+import dev.inbox.Inbox;
+import dev.inbox.InboxKeys;
+import dev.inbox.ItemResult;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A RabbitMQ consumer whose deliveries take effect exactly once.
+ *
+ * <p>Deliveries are gathered up to the prefetch count or a short linger, their keys are claimed in
+ * one inbox transaction, the handler runs for the new ones, the transaction commits, and only then
+ * are they acknowledged, with one {@code multiple=true} ack when the whole batch settled. A
+ * delivery whose commit succeeded but whose ack was lost (a dropped connection, a crash) comes back
+ * as a redelivery, is recognised as a duplicate, and is acknowledged without running the handler.
+ *
+ * <p>A failed delivery is nacked with requeue until its attempts, counted in the inbox (classic
+ * queues do not count redeliveries) or by a quorum queue's {@code x-delivery-count}, reach {@code
+ * maxAttempts}. It is then dead-lettered: republished with reason headers to {@link
+ * Builder#deadLetterExchange} when one is set, else rejected without requeue so that the queue's
+ * own {@code x-dead-letter-exchange} receives it.
+ */
+public final class InboxRabbitConsumer implements AutoCloseable {
+  /** The reason a delivery was dead-lettered. */
+  public static final String REASON_HEADER = "x-inbox-reason";
+
+  /** The class of the handler's last exception, if any. */
+  public static final String EXCEPTION_HEADER = "x-inbox-exception";
+
+  /** The handler runs counted for the delivery's key. */
+  public static final String ATTEMPTS_HEADER = "x-inbox-attempts";
+
+  /** The queue the delivery was consumed from. */
+  public static final String ORIGINAL_QUEUE_HEADER = "x-inbox-original-queue";
+
+  private static final Logger log = LoggerFactory.getLogger(InboxRabbitConsumer.class);
+
+  private enum Action {
+    ACK,
+    REQUEUE,
+    DEAD_LETTER
+  }
+
+  private final Connection connection;
+  private final String queue;
+  private final Inbox inbox;
+  private final String scope;
+  private final DeliveryKeyExtractor keys;
+  private final DeliveryHandler handler;
+  private final int prefetch;
+  private final Duration linger;
+  private final int maxAttempts;
+  private final MissingKeyPolicy missingKeyPolicy;
+  private final javax.sql.DataSource dataSourceWithoutDeduplication;
+  private final String deadLetterExchange;
+  private final Consumer<String> onCancel;
+  private final DeliveryMetrics metrics;
+
+  private final BlockingQueue<Delivery> buffer = new LinkedBlockingQueue<>();
+  private volatile boolean running;
+  private Channel channel;
+  private Channel deadLetterChannel;
+  private String consumerTag;
+  private Thread worker;
+
+  private InboxRabbitConsumer(Builder builder) {
+    this.connection = builder.connection;
+    this.queue = builder.queue;
+    this.inbox = builder.inbox;
+    this.scope = InboxKeys.validateScope(builder.scope != null ? builder.scope : builder.queue);
+    this.keys = builder.keys;
+    this.handler = builder.handler;
+    this.prefetch = builder.prefetch;
+    this.linger = builder.linger;
+    this.maxAttempts =
+        builder.maxAttempts > 0 ? builder.maxAttempts : inbox.settings().maxAttempts();
+    this.missingKeyPolicy = builder.missingKeyPolicy;
+    this.dataSourceWithoutDeduplication = builder.dataSourceWithoutDeduplication;
+    this.deadLetterExchange = builder.deadLetterExchange;
+    this.onCancel = builder.onCancel;
+    this.metrics = new DeliveryMetrics(builder.meterRegistry, queue);
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** Opens a channel, starts consuming and starts the worker thread. */
+  public synchronized InboxRabbitConsumer start() throws IOException {
+    if (running) {
+      throw new IllegalStateException("already started");
+    }
+    channel = connection.createChannel();
+    channel.basicQos(prefetch);
+    if (deadLetterExchange != null) {
+      deadLetterChannel = connection.createChannel();
+      deadLetterChannel.confirmSelect();
+    }
+    running = true;
+    worker = new Thread(this::work, "inbox-rabbit-" + queue);
+    worker.start();
+    consumerTag =
+        channel.basicConsume(
+            queue,
+            false,
+            (tag, delivery) -> buffer.add(delivery),
+            tag -> {
+              log.error(
+                  "the broker cancelled the consumer of queue '{}' (was it deleted?);"
+                      + " no more deliveries will arrive",
+                  queue);
+              onCancel.accept(queue);
+            });
+    return this;
+  }
+
+  private void work() {
+    while (running || !buffer.isEmpty()) {
+      try {
+        List<Delivery> batch = nextBatch();
+        if (!batch.isEmpty()) {
+          process(batch);
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      } catch (RuntimeException e) {
+        log.error("unexpected failure in the consumer of '{}'; continuing", queue, e);
+      }
+      if (!running) {
+        return; // the batch in flight is done; the broker requeues what was never processed
+      }
+    }
+  }
+
+  /** The first delivery to arrive, then whatever else arrives within the linger. */
+  private List<Delivery> nextBatch() throws InterruptedException {
+    List<Delivery> batch = new ArrayList<>();
+    Delivery first = buffer.poll(100, TimeUnit.MILLISECONDS);
+    if (first == null) {
+      return batch;
+    }
+    batch.add(first);
+    long deadline = System.nanoTime() + linger.toNanos();
+    while (batch.size() < prefetch) {
+      buffer.drainTo(batch, prefetch - batch.size());
+      long remaining = deadline - System.nanoTime();
+      if (batch.size() >= prefetch || remaining <= 0) {
+        break;
+      }
+      Delivery next = buffer.poll(remaining, TimeUnit.NANOSECONDS);
+      if (next == null) {
+        break;
+      }
+      batch.add(next);
+    }
+    return batch;
+  }
+
+  private void process(List<Delivery> batch) throws InterruptedException {
+    long start = System.nanoTime();
+    int size = batch.size();
+    Action[] actions = new Action[size];
+    String[] reasons = new String[size];
+    Throwable[] failures = new Throwable[size];
+    int[] attempts = new int[size];
+    List<BatchItem<Integer>> items = new ArrayList<>(size);
+    List<Integer> withoutDeduplication = new ArrayList<>();
+    for (int i = 0; i < size; i++) {
+      String problem;
+      try {
+        String key = keys.keyOf(batch.get(i));
+        problem =
+            key == null ? "the delivery has no messageId or idempotency key" : brokenRule(key);
+        if (problem == null) {
+          items.add(BatchItem.of(key, i));
+          continue;
+        }
+        if (key == null && missingKeyPolicy == MissingKeyPolicy.PROCESS_WITHOUT_DEDUPLICATION) {
+          withoutDeduplication.add(i);
+          continue;
+        }
+      } catch (Exception e) {
+        problem = "the key extractor failed: " + e.getMessage();
+        failures[i] = e;
+      }
+      actions[i] = Action.DEAD_LETTER;
+      reasons[i] = problem;
+    }
+    try {
+      if (!items.isEmpty()) {
+        BatchResult<Integer> result =
+            inbox.executeBatch(
+                scope,
+                items,
+                BatchFailurePolicy.CONTINUE,
+                (item, tx) -> {
+                  handler.handle(batch.get(item.payload()), tx);
+                  return null;
+                });
+        for (ItemResult<Integer> item : result.items()) {
+          decide(item, batch.get(item.item().payload()), actions, reasons, failures, attempts);
+        }
+      }
+      for (int i : withoutDeduplication) {
+        actions[i] = runWithoutDeduplication(batch.get(i)) ? Action.ACK : Action.REQUEUE;
+      }
+    } catch (RuntimeException e) {
+      // The database is unreachable: nothing committed, so every delivery comes back later.
+      log.warn("claiming {} deliveries of '{}' failed; requeueing them", size, queue, e);
+      Thread.sleep(500);
+      requeueAll(batch);
+      return;
+    }
+    settle(batch, actions, reasons, failures, attempts);
+    metrics.batch(Duration.ofNanos(System.nanoTime() - start));
+  }
+
+  private static String brokenRule(String key) {
+    String rule = InboxKeys.brokenRule(key);
+    return rule == null ? null : "invalid idempotency key: " + rule;
+  }
+
+  private void decide(
+      ItemResult<Integer> item,
+      Delivery delivery,
+      Action[] actions,
+      String[] reasons,
+      Throwable[] failures,
+      int[] attempts) {
+    int i = item.item().payload();
+    attempts[i] = Math.max(item.attempts(), deliveryCount(delivery));
+    failures[i] = item.failure();
+    switch (item.status()) {
+      case COMPLETED -> {
+        actions[i] = Action.ACK;
+        metrics.count("new", 1);
+      }
+      case DUPLICATE -> {
+        actions[i] = Action.ACK;
+        metrics.count("duplicate", 1);
+      }
+      case FAILED -> {
+        metrics.count("failed", 1);
+        if (attempts[i] >= maxAttempts) {
+          actions[i] = Action.DEAD_LETTER;
+          reasons[i] = "the handler failed " + attempts[i] + " times";
+        } else {
+          actions[i] = Action.REQUEUE;
+          log.warn(
+              "delivery {} of '{}' failed attempt {}; requeueing",
+              item.key(),
+              queue,
+              attempts[i],
+              item.failure());
+        }
+      }
+      case GAVE_UP -> {
+        actions[i] = Action.DEAD_LETTER;
+        reasons[i] = "the handler failed " + attempts[i] + " times";
+      }
+      case MISMATCH -> {
+        actions[i] = Action.DEAD_LETTER;
+        reasons[i] = "the key was used before with a different payload";
+      }
+      default -> actions[i] = Action.REQUEUE; // IN_PROGRESS elsewhere, or not attempted
+    }
+  }
+
+  /** A quorum queue's count of earlier deliveries, plus this one; 0 when unknown. */
+  private static int deliveryCount(Delivery delivery) {
+    Map<String, Object> headers = delivery.getProperties().getHeaders();
+    Object count = headers == null ? null : headers.get("x-delivery-count");
+    return count instanceof Number n ? n.intValue() + 1 : 0;
+  }
+
+  private boolean runWithoutDeduplication(Delivery delivery) {
+    try (java.sql.Connection tx = dataSourceWithoutDeduplication.getConnection()) {
+      tx.setAutoCommit(false);
+      try {
+        handler.handle(delivery, tx);
+        tx.commit();
+        return true;
+      } catch (Exception e) {
+        tx.rollback();
+        log.warn("a delivery without key failed; requeueing it", e);
+        return false;
+      }
+    } catch (java.sql.SQLException e) {
+      log.warn("a delivery without key could not get a connection; requeueing it", e);
+      return false;
+    }
+  }
+
+  /** Acknowledges after the commit: one multiple ack when everything settled. */
+  private void settle(
+      List<Delivery> batch,
+      Action[] actions,
+      String[] reasons,
+      Throwable[] failures,
+      int[] attempts)
+      throws InterruptedException {
+    try {
+      boolean allAcked = true;
+      long lastTag = 0;
+      for (int i = 0; i < batch.size(); i++) {
+        allAcked &= actions[i] == Action.ACK;
+        lastTag = Math.max(lastTag, batch.get(i).getEnvelope().getDeliveryTag());
+      }
+      if (allAcked) {
+        channel.basicAck(lastTag, true);
+        return;
+      }
+      boolean requeued = false;
+      for (int i = 0; i < batch.size(); i++) {
+        long tag = batch.get(i).getEnvelope().getDeliveryTag();
+        switch (actions[i]) {
+          case ACK -> channel.basicAck(tag, false);
+          case DEAD_LETTER -> deadLetter(batch.get(i), reasons[i], failures[i], attempts[i]);
+          case REQUEUE -> requeued = true;
+        }
+      }
+      if (requeued) {
+        // A short pause so that a failing delivery is not retried in a tight loop.
+        Thread.sleep(100);
+        for (int i = 0; i < batch.size(); i++) {
+          if (actions[i] == Action.REQUEUE) {
+            channel.basicNack(batch.get(i).getEnvelope().getDeliveryTag(), false, true);
+          }
+        }
+      }
+    } catch (IOException | RuntimeException e) {
+      // The channel closed after the commit: the broker redelivers, and the inbox recognises
+      // the committed deliveries as duplicates.
+      log.warn("acknowledging on '{}' failed; the deliveries will come back", queue, e);
+    }
+  }
+
+  private void deadLetter(Delivery delivery, String reason, Throwable failure, int attempts)
+      throws IOException, InterruptedException {
+    long tag = delivery.getEnvelope().getDeliveryTag();
+    metrics.count("dead_lettered", 1);
+    log.warn(
+        "dead-lettering a delivery of '{}' (messageId {}): {}",
+        queue,
+        delivery.getProperties().getMessageId(),
+        reason);
+    if (deadLetterExchange == null) {
+      channel.basicReject(tag, false);
+      return;
+    }
+    Map<String, Object> headers = new HashMap<>();
+    if (delivery.getProperties().getHeaders() != null) {
+      headers.putAll(delivery.getProperties().getHeaders());
+    }
+    headers.put(REASON_HEADER, reason);
+    headers.put(ATTEMPTS_HEADER, attempts);
+    headers.put(ORIGINAL_QUEUE_HEADER, queue);
+    if (failure != null) {
+      headers.put(EXCEPTION_HEADER, failure.getClass().getName() + ": " + failure.getMessage());
+    }
+    AMQP.BasicProperties properties = delivery.getProperties().builder().headers(headers).build();
+    deadLetterChannel.basicPublish(
+        deadLetterExchange, delivery.getEnvelope().getRoutingKey(), properties, delivery.getBody());
+    try {
+      deadLetterChannel.waitForConfirmsOrDie(10_000);
+    } catch (java.util.concurrent.TimeoutException e) {
+      throw new IOException("the dead letter was not confirmed within 10 s", e);
+    }
+    channel.basicAck(tag, false);
+  }
+
+  private void requeueAll(List<Delivery> batch) {
+    try {
+      for (Delivery delivery : batch) {
+        channel.basicNack(delivery.getEnvelope().getDeliveryTag(), false, true);
+      }
+    } catch (IOException | RuntimeException e) {
+      log.warn("requeueing on '{}' failed; the broker requeues on channel close", queue, e);
+    }
+  }
+
+  /**
+   * Finishes the batch in flight and acknowledges it, cancels the consumer and closes the channel;
+   * deliveries that were buffered but not processed go back to the queue.
+   */
+  @Override
+  public synchronized void close() {
+    if (!running) {
+      return;
+    }
+    running = false;
+    try {
+      worker.join(30_000);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    try {
+      if (channel.isOpen()) {
+        channel.basicCancel(consumerTag);
+        channel.close();
+      }
+      if (deadLetterChannel != null && deadLetterChannel.isOpen()) {
+        deadLetterChannel.close();
+      }
+    } catch (IOException | java.util.concurrent.TimeoutException | RuntimeException e) {
+      log.warn("closing the channel of '{}' failed", queue, e);
+    }
+  }
+
+  /**
+   * Configures an {@link InboxRabbitConsumer}: connection, queue, inbox and handler are required.
+   */
+  public static final class Builder {
+    private Connection connection;
+    private String queue;
+    private Inbox inbox;
+    private String scope;
+    private DeliveryKeyExtractor keys = DeliveryKeyExtractor.messageIdOrHeader();
+    private DeliveryHandler handler;
+    private int prefetch = 100;
+    private Duration linger = Duration.ofMillis(5);
+    private int maxAttempts;
+    private MissingKeyPolicy missingKeyPolicy = MissingKeyPolicy.DEAD_LETTER;
+    private javax.sql.DataSource dataSourceWithoutDeduplication;
+    private String deadLetterExchange;
+    private Consumer<String> onCancel = queue -> {};
+    private MeterRegistry meterRegistry;
+
+    private Builder() {}
+
+    /** A connection; use automatic recovery (the client's default) so the consumer survives. */
+    public Builder connection(Connection connection) {
+      this.connection = Objects.requireNonNull(connection, "connection");
+      return this;
+    }
+
+    public Builder queue(String queue) {
+      this.queue = Objects.requireNonNull(queue, "queue");
+      return this;
+    }
+
+    public Builder inbox(Inbox inbox) {
+      this.inbox = Objects.requireNonNull(inbox, "inbox");
+      return this;
+    }
+
+    /** Whose keys these are; defaults to the queue name. */
+    public Builder scope(String scope) {
+      this.scope = scope;
+      return this;
+    }
+
+    /** Defaults to {@link DeliveryKeyExtractor#messageIdOrHeader()}. */
+    public Builder keyExtractor(DeliveryKeyExtractor keys) {
+      this.keys = Objects.requireNonNull(keys, "keys");
+      return this;
+    }
+
+    public Builder handler(DeliveryHandler handler) {
+      this.handler = Objects.requireNonNull(handler, "handler");
+      return this;
+    }
+
+    /** The broker's prefetch ({@code basicQos}) and the largest batch; defaults to 100. */
+    public Builder prefetch(int prefetch) {
+      if (prefetch < 1 || prefetch > 65_535) {
+        throw new IllegalArgumentException("prefetch must be 1..65535, got " + prefetch);
+      }
+      this.prefetch = prefetch;
+      return this;
+    }
+
+    /** How long a batch waits for more deliveries after its first; defaults to 5 ms. */
+    public Builder linger(Duration linger) {
+      if (linger.isNegative()) {
+        throw new IllegalArgumentException("linger must not be negative, got " + linger);
+      }
+      this.linger = linger;
+      return this;
+    }
+
+    /** Attempts before a delivery is dead-lettered; defaults to the inbox's {@code maxAttempts}. */
+    public Builder maxAttempts(int maxAttempts) {
+      if (maxAttempts < 1) {
+        throw new IllegalArgumentException("maxAttempts must be at least 1, got " + maxAttempts);
+      }
+      this.maxAttempts = maxAttempts;
+      return this;
+    }
+
+    /** Dead-letter deliveries without a key (the default). */
+    public Builder deadLetterDeliveriesWithoutKey() {
+      this.missingKeyPolicy = MissingKeyPolicy.DEAD_LETTER;
+      this.dataSourceWithoutDeduplication = null;
+      return this;
+    }
+
+    /**
+     * Run deliveries without a key through the handler with no deduplication, in transactions of
+     * this data source. Only for effects that are harmless when repeated.
+     */
+    public Builder processDeliveriesWithoutKeyWithoutDeduplication(
+        javax.sql.DataSource dataSource) {
+      this.missingKeyPolicy = MissingKeyPolicy.PROCESS_WITHOUT_DEDUPLICATION;
+      this.dataSourceWithoutDeduplication = Objects.requireNonNull(dataSource, "dataSource");
+      return this;
+    }
+
+    /**
+     * Republish dead letters to this exchange with reason headers ({@link #REASON_HEADER} and
+     * others), instead of rejecting them to the queue's own dead-letter exchange.
+     */
+    public Builder deadLetterExchange(String exchange) {
+      this.deadLetterExchange = Objects.requireNonNull(exchange, "exchange");
+      return this;
+    }
+
+    /** Called with the queue name when the broker cancels the consumer (the queue was deleted). */
+    public Builder onCancel(Consumer<String> onCancel) {
+      this.onCancel = Objects.requireNonNull(onCancel, "onCancel");
+      return this;
+    }
+
+    public Builder meterRegistry(MeterRegistry registry) {
+      this.meterRegistry = Objects.requireNonNull(registry, "registry");
+      return this;
+    }
+
+    public InboxRabbitConsumer build() {
+      Objects.requireNonNull(connection, "connection is required");
+      Objects.requireNonNull(queue, "queue is required");
+      Objects.requireNonNull(inbox, "inbox is required");
+      Objects.requireNonNull(handler, "handler is required");
+      return new InboxRabbitConsumer(this);
+    }
+  }
+}

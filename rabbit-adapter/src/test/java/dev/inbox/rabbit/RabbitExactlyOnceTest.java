@@ -1,0 +1,161 @@
+package dev.inbox.rabbit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assumptions.assumeThat;
+
+import com.rabbitmq.client.Channel;
+import com.rabbitmq.client.GetResponse;
+import dev.inbox.Inbox;
+import dev.inbox.testing.PaymentStream;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+class RabbitExactlyOnceTest extends RabbitTestSupport {
+
+  @Test
+  void tenThousandMessagesWithTwentyPercentRepublishedTakeEightThousandEffects() throws Exception {
+    PaymentStream stream = new PaymentStream("m", 8_000, 2_000, 1);
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    started(consumer(inbox(settings().build()), connection).meterRegistry(registry));
+    publish(stream);
+
+    assertExactlyOnceAndDrained(stream);
+    assertThat(count(registry, "new")).isEqualTo(8_000);
+    assertThat(count(registry, "duplicate")).isEqualTo(2_000);
+    assertThat(registry.find("inbox.rabbit.batch.latency").timer().count()).isPositive();
+  }
+
+  @Test
+  void twoCompetingConsumersTakeEachEffectOnce() throws Exception {
+    PaymentStream stream = new PaymentStream("c", 4_000, 1_000, 2);
+    Inbox inbox = inbox(settings().build());
+    started(consumer(inbox, connection).prefetch(50));
+    started(consumer(inbox, connection).prefetch(50));
+    publish(stream);
+    assertExactlyOnceAndDrained(stream);
+  }
+
+  @Test
+  void brokerClosingTheConnectionsMidStreamLosesAndDoublesNothing() throws Exception {
+    assumeThat(rabbit.isLocal()).as("rabbitmqctl reaches only the local broker").isTrue();
+    PaymentStream stream = new PaymentStream("b", 6_000, 1_500, 3);
+    // A connection of its own, so that the test's own connection is not the one closed.
+    com.rabbitmq.client.Connection consumerConnection =
+        rabbit.connectionFactory().newConnection("inbox-consumer-under-fire");
+    closeables.add(consumerConnection::abort);
+    started(consumer(inbox(settings().build()), consumerConnection));
+    CompletableFuture<Void> publishing =
+        CompletableFuture.runAsync(
+            () -> {
+              try {
+                publish(stream);
+              } catch (Exception e) {
+                throw new IllegalStateException(e);
+              }
+            });
+    for (long threshold : new long[] {1_000, 3_000}) {
+      await(threshold + " effects", Duration.ofSeconds(60), () -> effects.count() >= threshold);
+      Process close =
+          new ProcessBuilder(
+                  "rabbitmqctl", "close_connection", connectionName(), "closed by the test")
+              .redirectErrorStream(true)
+              .start();
+      assertThat(close.waitFor(60, TimeUnit.SECONDS)).isTrue();
+      assertThat(close.exitValue()).as(new String(close.getInputStream().readAllBytes())).isZero();
+    }
+    publishing.get(60, TimeUnit.SECONDS);
+    assertExactlyOnceAndDrained(stream);
+  }
+
+  @Test
+  void poisonAndKeylessMessagesReachTheDeadLetterQueueWithTheReason() throws Exception {
+    Inbox inbox = inbox(settings().maxAttempts(3).build());
+    started(
+        consumer(inbox, connection)
+            .handler(
+                (delivery, tx) -> {
+                  String body = new String(delivery.getBody(), StandardCharsets.UTF_8);
+                  if (body.equals("poison")) {
+                    throw new IllegalStateException("cannot apply this payment");
+                  }
+                  effects.apply(tx, delivery.getProperties().getMessageId(), Long.parseLong(body));
+                }));
+    try (Channel channel = connection.createChannel()) {
+      for (int i = 0; i < 100; i++) {
+        publish(channel, "ok-" + i, "1");
+        if (i == 30) {
+          publish(channel, "poison-1", "poison");
+        }
+        if (i == 60) {
+          channel.basicPublish("", queue.queue(), null, "7".getBytes(StandardCharsets.UTF_8));
+        }
+      }
+    }
+    await(
+        "100 effects and 2 dead letters",
+        Duration.ofSeconds(60),
+        () -> effects.count() == 100 && readyMessages(queue.deadLetterQueue()) == 2);
+
+    try (Channel channel = connection.createChannel()) {
+      GetResponse first = channel.basicGet(queue.deadLetterQueue(), true);
+      GetResponse second = channel.basicGet(queue.deadLetterQueue(), true);
+      GetResponse poison = "poison-1".equals(first.getProps().getMessageId()) ? first : second;
+      GetResponse keyless = poison == first ? second : first;
+      assertThat(poison.getProps().getHeaders().get(InboxRabbitConsumer.REASON_HEADER).toString())
+          .isEqualTo("the handler failed 3 times");
+      assertThat(poison.getProps().getHeaders().get(InboxRabbitConsumer.ATTEMPTS_HEADER))
+          .isEqualTo(3);
+      assertThat(
+              poison.getProps().getHeaders().get(InboxRabbitConsumer.EXCEPTION_HEADER).toString())
+          .contains("IllegalStateException: cannot apply this payment");
+      assertThat(keyless.getProps().getHeaders().get(InboxRabbitConsumer.REASON_HEADER).toString())
+          .isEqualTo("the delivery has no messageId or idempotency key");
+      assertThat(new String(keyless.getBody(), StandardCharsets.UTF_8)).isEqualTo("7");
+    }
+    assertThat(effects.count()).isEqualTo(100);
+  }
+
+  @Test
+  void deletingTheQueueCancelsTheConsumerAndCallsBack() throws Exception {
+    CompletableFuture<String> cancelled = new CompletableFuture<>();
+    started(consumer(inbox(settings().build()), connection).onCancel(cancelled::complete));
+    try (Channel channel = connection.createChannel()) {
+      channel.queueDelete(queue.queue());
+    }
+    assertThat(cancelled.get(10, TimeUnit.SECONDS)).isEqualTo(queue.queue());
+  }
+
+  /** The broker's name for the consumer's connection, once it has (re)connected. */
+  private static String connectionName() throws Exception {
+    String[] found = new String[1];
+    await(
+        "the consumer's connection",
+        Duration.ofSeconds(30),
+        () -> (found[0] = findConnection()) != null);
+    return found[0];
+  }
+
+  private static String findConnection() throws Exception {
+    Process list =
+        new ProcessBuilder("rabbitmqctl", "-q", "list_connections", "pid", "client_properties")
+            .redirectErrorStream(true)
+            .start();
+    String output = new String(list.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    list.waitFor(60, TimeUnit.SECONDS);
+    for (String line : output.split("\n")) {
+      if (line.contains("inbox-consumer-under-fire")) {
+        return line.substring(0, line.indexOf('\t')).trim();
+      }
+    }
+    return null;
+  }
+
+  private static double count(SimpleMeterRegistry registry, String outcome) {
+    var counter = registry.find("inbox.rabbit.deliveries").tag("outcome", outcome).counter();
+    return counter == null ? 0 : counter.count();
+  }
+}

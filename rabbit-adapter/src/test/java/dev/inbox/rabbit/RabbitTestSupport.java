@@ -1,0 +1,166 @@
+package dev.inbox.rabbit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.rabbitmq.client.AMQP;
+import com.rabbitmq.client.Channel;
+import com.rabbitmq.client.Connection;
+import com.zaxxer.hikari.HikariDataSource;
+import dev.inbox.Inbox;
+import dev.inbox.InboxSettings;
+import dev.inbox.testing.EffectsTable;
+import dev.inbox.testing.PaymentStream;
+import dev.inbox.testing.TestDataSources;
+import dev.inbox.testing.TestRabbit;
+import java.nio.charset.StandardCharsets;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.TestInstance;
+
+/** The real RabbitMQ, a fresh schema with an effects table and fresh queues per test. */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+abstract class RabbitTestSupport {
+  protected TestRabbit rabbit;
+  protected HikariDataSource dataSource;
+  protected Connection connection;
+  protected String schema;
+  protected EffectsTable effects;
+  protected RabbitTopology.Names queue;
+  protected final List<AutoCloseable> closeables = new ArrayList<>();
+
+  @BeforeAll
+  void start() throws Exception {
+    rabbit = TestRabbit.shared();
+    dataSource = TestDataSources.pool(20);
+    connection = rabbit.connectionFactory().newConnection("inbox-rabbit-tests");
+  }
+
+  @AfterAll
+  void stop() throws Exception {
+    connection.close();
+    dataSource.close();
+  }
+
+  @BeforeEach
+  void fresh() throws Exception {
+    schema = TestDataSources.newSchema("rabbit");
+    effects = new EffectsTable(dataSource, schema);
+    effects.create();
+    try (Channel channel = connection.createChannel()) {
+      queue = RabbitTopology.declareWithDeadLetter(channel, TestRabbit.newQueueName("payments"));
+    }
+  }
+
+  @AfterEach
+  void closeAll() throws Exception {
+    for (int i = closeables.size() - 1; i >= 0; i--) {
+      closeables.get(i).close();
+    }
+    closeables.clear();
+    try (Channel channel = connection.createChannel()) {
+      channel.queueDelete(queue.queue());
+      channel.queueDelete(queue.deadLetterQueue());
+      channel.exchangeDelete(queue.deadLetterExchange());
+    }
+  }
+
+  protected Inbox inbox(InboxSettings settings) {
+    Inbox inbox = Inbox.builder().dataSource(dataSource).settings(settings).migrate(true).build();
+    closeables.add(inbox);
+    return inbox;
+  }
+
+  protected InboxSettings.Builder settings() {
+    return InboxSettings.builder().schema(schema).janitorInterval(Duration.ZERO);
+  }
+
+  /** A consumer builder whose handler writes one effect per new delivery. */
+  protected InboxRabbitConsumer.Builder consumer(Inbox inbox, Connection on) {
+    return InboxRabbitConsumer.builder()
+        .connection(on)
+        .queue(queue.queue())
+        .inbox(inbox)
+        .deadLetterExchange(queue.deadLetterExchange())
+        .handler(
+            (delivery, tx) ->
+                effects.apply(
+                    tx,
+                    delivery.getProperties().getMessageId(),
+                    Long.parseLong(new String(delivery.getBody(), StandardCharsets.UTF_8))));
+  }
+
+  protected InboxRabbitConsumer started(InboxRabbitConsumer.Builder builder) throws Exception {
+    InboxRabbitConsumer consumer = builder.build().start();
+    closeables.add(consumer);
+    return consumer;
+  }
+
+  /** Publishes with confirms, each payment's key as its messageId. */
+  protected void publish(PaymentStream stream) throws Exception {
+    try (Channel channel = connection.createChannel()) {
+      channel.confirmSelect();
+      for (PaymentStream.Message message : stream.messages()) {
+        publish(channel, message.key(), Long.toString(message.amount()));
+      }
+      channel.waitForConfirmsOrDie(30_000);
+    }
+  }
+
+  protected void publish(Channel channel, String messageId, String body) throws Exception {
+    AMQP.BasicProperties properties =
+        new AMQP.BasicProperties.Builder().messageId(messageId).deliveryMode(2).build();
+    channel.basicPublish("", queue.queue(), properties, body.getBytes(StandardCharsets.UTF_8));
+  }
+
+  protected long readyMessages(String name) throws Exception {
+    try (Channel channel = connection.createChannel()) {
+      return channel.queueDeclarePassive(name).getMessageCount();
+    }
+  }
+
+  protected static void await(String what, Duration timeout, Callable<Boolean> condition)
+      throws Exception {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    Exception last = null;
+    while (true) {
+      try {
+        if (condition.call()) {
+          return;
+        }
+      } catch (SQLException e) {
+        last = e; // a fault test may have terminated this connection
+      }
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError("timed out after " + timeout + " waiting for " + what, last);
+      }
+      Thread.sleep(100);
+    }
+  }
+
+  /**
+   * Waits for the effects, closes the consumers so that anything unacknowledged goes back to the
+   * queue, and checks that nothing did: every delivery was acknowledged after its commit.
+   */
+  protected void assertExactlyOnceAndDrained(PaymentStream stream) throws Exception {
+    await(
+        stream.distinct() + " effects",
+        Duration.ofSeconds(90),
+        () -> effects.count() >= stream.distinct() && readyMessages(queue.queue()) == 0);
+    for (int i = closeables.size() - 1; i >= 0; i--) {
+      if (closeables.get(i) instanceof InboxRabbitConsumer consumer) {
+        consumer.close();
+      }
+    }
+    assertThat(readyMessages(queue.queue())).as("unacknowledged deliveries").isZero();
+    assertThat(effects.count()).as("effects").isEqualTo(stream.distinct());
+    assertThat(effects.distinctKeys()).as("distinct keys").isEqualTo(stream.distinct());
+    assertThat(effects.sum()).as("sum of amounts").isEqualTo(stream.expectedSum());
+  }
+}

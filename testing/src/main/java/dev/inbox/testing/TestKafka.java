@@ -1,0 +1,123 @@
+package dev.inbox.testing;
+
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ExecutionException;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.common.test.KafkaClusterTestKit;
+import org.apache.kafka.common.test.TestKitNodes;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.testcontainers.kafka.KafkaContainer;
+
+/**
+ * A Kafka broker for this test JVM.
+ *
+ * <p>Found in this order: the bootstrap servers in the system property {@value #PROPERTY} or the
+ * environment variable {@value #ENVIRONMENT}; then a Testcontainers Kafka when Docker is available;
+ * then a real one-node KRaft cluster started in this JVM from Kafka's own test kit. Topics get
+ * random names through {@link #newTopic}, so that runs never see each other's records.
+ */
+public final class TestKafka {
+  public static final String PROPERTY = "inbox.test.bootstrap-servers";
+  public static final String ENVIRONMENT = "INBOX_TEST_BOOTSTRAP_SERVERS";
+
+  private static final Logger log = LoggerFactory.getLogger(TestKafka.class);
+  private static volatile TestKafka shared;
+
+  private final String bootstrapServers;
+
+  private TestKafka(String bootstrapServers) {
+    this.bootstrapServers = bootstrapServers;
+  }
+
+  /** The broker of this JVM, started on first use and stopped when the JVM exits. */
+  public static TestKafka shared() {
+    TestKafka kafka = shared;
+    if (kafka == null) {
+      synchronized (TestKafka.class) {
+        kafka = shared;
+        if (kafka == null) {
+          kafka = start();
+          shared = kafka;
+        }
+      }
+    }
+    return kafka;
+  }
+
+  private static TestKafka start() {
+    String explicit = Settings.explicit(PROPERTY, ENVIRONMENT);
+    if (explicit != null) {
+      log.info("tests use the Kafka brokers from {}", PROPERTY);
+      return new TestKafka(explicit);
+    }
+    if (Docker.isAvailable()) {
+      KafkaContainer container = new KafkaContainer("apache/kafka:4.1.1");
+      container.start();
+      Runtime.getRuntime().addShutdownHook(new Thread(container::stop, "stop-test-kafka"));
+      log.info("tests use a Testcontainers Kafka at {}", container.getBootstrapServers());
+      return new TestKafka(container.getBootstrapServers());
+    }
+    return new TestKafka(startInThisJvm());
+  }
+
+  private static String startInThisJvm() {
+    try {
+      KafkaClusterTestKit cluster =
+          new KafkaClusterTestKit.Builder(
+                  new TestKitNodes.Builder()
+                      .setCombined(true)
+                      .setNumBrokerNodes(1)
+                      .setNumControllerNodes(1)
+                      .build())
+              .setConfigProp("offsets.topic.replication.factor", "1")
+              .setConfigProp("offsets.topic.num.partitions", "4")
+              .setConfigProp("group.initial.rebalance.delay.ms", "0")
+              .setConfigProp("transaction.state.log.replication.factor", "1")
+              .setConfigProp("transaction.state.log.min.isr", "1")
+              .build();
+      cluster.format();
+      cluster.startup();
+      cluster.waitForReadyBrokers();
+      // The kit's threads are not daemons: without this hook the test JVM would never exit.
+      Runtime.getRuntime()
+          .addShutdownHook(
+              new Thread(
+                  () -> {
+                    try {
+                      cluster.close();
+                    } catch (Exception e) {
+                      log.warn("could not stop the test Kafka cluster", e);
+                    }
+                  },
+                  "stop-test-kafka"));
+      log.info("no Docker; tests use a KRaft broker in this JVM at {}", cluster.bootstrapServers());
+      return cluster.bootstrapServers();
+    } catch (Exception e) {
+      throw new IllegalStateException("could not start a KRaft broker for the tests", e);
+    }
+  }
+
+  public String bootstrapServers() {
+    return bootstrapServers;
+  }
+
+  /** Creates a topic with a random name that starts with {@code prefix}. */
+  public String newTopic(String prefix, int partitions) {
+    String name = prefix + "-" + UUID.randomUUID().toString().substring(0, 8);
+    try (Admin admin =
+        Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers))) {
+      admin.createTopics(List.of(new NewTopic(name, partitions, (short) 1))).all().get();
+    } catch (ExecutionException e) {
+      throw new IllegalStateException("could not create topic " + name, e.getCause());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while creating topic " + name, e);
+    }
+    return name;
+  }
+}
