@@ -284,7 +284,7 @@ public final class IdempotencyFilter implements Filter {
         return;
       }
       exchange.outcome = RequestOutcome.MISSING_KEY;
-      Problems.send(
+      rejectUnread(
           response,
           400,
           "idempotency-key-missing",
@@ -293,7 +293,7 @@ public final class IdempotencyFilter implements Filter {
     }
     if (values.size() > 1) {
       exchange.outcome = RequestOutcome.INVALID_KEY;
-      Problems.send(
+      rejectUnread(
           response,
           400,
           "idempotency-key-repeated",
@@ -305,13 +305,13 @@ public final class IdempotencyFilter implements Filter {
       key = IdempotencyKeyHeader.parse(values.get(0));
     } catch (IllegalArgumentException e) {
       exchange.outcome = RequestOutcome.INVALID_KEY;
-      Problems.send(response, 400, "idempotency-key-invalid", headerName + " " + e.getMessage());
+      rejectUnread(response, 400, "idempotency-key-invalid", headerName + " " + e.getMessage());
       return;
     }
     String scope = scopes.scopeOf(request);
     if (scope == null || InboxKeys.brokenRule(scope) != null) {
       exchange.outcome = RequestOutcome.NO_SCOPE;
-      Problems.send(
+      rejectUnread(
           response,
           401,
           "scope-unresolved",
@@ -323,7 +323,7 @@ public final class IdempotencyFilter implements Filter {
     BufferedRequest buffered = BufferedRequest.read(request, maxRequestBody);
     if (buffered == null) {
       exchange.outcome = RequestOutcome.TOO_LARGE;
-      Problems.send(
+      rejectUnread(
           response,
           413,
           "request-body-too-large",
@@ -334,6 +334,17 @@ public final class IdempotencyFilter implements Filter {
     buffered.setAttribute(IdempotentRequests.KEY_ATTRIBUTE, key);
     KeyedRequest keyed = new KeyedRequest(buffered, scope, key, fingerprint(buffered));
     handle(keyed, response, chain, exchange);
+  }
+
+  /**
+   * Rejects a request whose body was never read. The response is committed before the container
+   * could drain the body, so the container closes the connection; saying so in {@code Connection:
+   * close} stops clients from reusing a connection that is about to go away.
+   */
+  private static void rejectUnread(
+      HttpServletResponse response, int status, String rule, String detail) throws IOException {
+    response.setHeader("Connection", "close");
+    Problems.send(response, status, rule, detail);
   }
 
   /** A request that passed the checks, with the body it was fingerprinted on. */

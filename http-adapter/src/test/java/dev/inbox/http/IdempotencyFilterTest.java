@@ -124,6 +124,8 @@ class IdempotencyFilterTest {
       throws Exception {
     HttpResponse<String> missing = send(request("/payments", "key-a", "1").build());
     assertProblem(missing, 400, "idempotency-key-missing", "requires an Idempotency-Key header");
+    // The body was never read, so the server drops the connection; clients must be told first.
+    assertThat(missing.headers().firstValue("Connection")).hasValue("close");
 
     HttpResponse<String> repeated =
         send(
