@@ -29,7 +29,36 @@ final class CoreScenario {
     this.workload = workload;
   }
 
-  /** One timed run; returns the seconds, or a negative value when the result was incorrect. */
+  /** Every batch size, {@code nodedup} first as the baseline of the same run. */
+  boolean runAll(BenchmarkRun run) throws Exception {
+    boolean allCorrect = true;
+    for (int batchSize : run.options.batchSizes) {
+      double baseline = 0;
+      for (String variant : List.of("nodedup", "inbox")) {
+        BenchmarkRun.Repeated result = run.repeat(() -> run(variant, batchSize));
+        double rate = workload.messages.size() / result.medianSeconds();
+        if (variant.equals("nodedup")) {
+          baseline = rate;
+        }
+        allCorrect &= result.correct();
+        run.print(
+            JsonLine.scenario("core")
+                .put("variant", variant)
+                .put("batch_size", batchSize)
+                .put("messages", workload.messages.size())
+                .put("duplicate_rate", run.options.duplicateRate, 2)
+                .put("runs", run.options.runs)
+                .put("seconds", result.medianSeconds(), 3)
+                .put("msgs_per_s", rate, 0)
+                .put("ratio_vs_nodedup", rate / baseline, 3)
+                .put("run_seconds", result.runSeconds(), 3)
+                .put("correct", result.correct()));
+      }
+    }
+    return allCorrect;
+  }
+
+  /** One timed run of one variant, checked afterwards. */
   Measurement run(String variant, int batchSize) throws Exception {
     payments.reset(dataSource);
     if (variant.equals("inbox")) {
@@ -48,8 +77,6 @@ final class CoreScenario {
     return new Measurement(
         (System.nanoTime() - start) / 1e9, payments.correct(dataSource, workload));
   }
-
-  record Measurement(double seconds, boolean correct) {}
 
   private void runInbox(Inbox inbox, int batchSize) {
     List<Workload.Payment> messages = workload.messages;

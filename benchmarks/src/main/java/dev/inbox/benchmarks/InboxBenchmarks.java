@@ -2,12 +2,10 @@ package dev.inbox.benchmarks;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.inbox.InboxDataSources;
-import java.util.ArrayList;
-import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.Callable;
-import java.util.stream.Collectors;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -21,6 +19,13 @@ import picocli.CommandLine.Option;
     mixinStandardHelpOptions = true,
     description = "Throughput of the inbox against a no-deduplication baseline, as JSON lines.")
 public final class InboxBenchmarks implements Callable<Integer> {
+  /** Every scenario by its {@code --scenario} name, in the order the help lists them. */
+  static final Map<String, Scenario> SCENARIOS = new LinkedHashMap<>();
+
+  static {
+    SCENARIOS.put("core", run -> new CoreScenario(run.dataSource, run.workload).runAll(run));
+  }
+
   @Option(
       names = "--jdbc-url",
       defaultValue = "jdbc:postgresql://127.0.0.1:5432/postgres?user=postgres",
@@ -28,10 +33,21 @@ public final class InboxBenchmarks implements Callable<Integer> {
   String jdbcUrl;
 
   @Option(
+      names = "--bootstrap-servers",
+      description = "Kafka for the kafka and memory scenarios (default: an in-JVM KRaft broker).")
+  String bootstrapServers;
+
+  @Option(
+      names = "--amqp-uri",
+      defaultValue = "amqp://guest:guest@127.0.0.1:5672/%2F",
+      description = "RabbitMQ for the rabbit scenario (default: ${DEFAULT-VALUE}).")
+  String amqpUri;
+
+  @Option(
       names = "--scenario",
       defaultValue = "core",
       split = ",",
-      description = "Scenarios to run: core (default: ${DEFAULT-VALUE}).")
+      description = "Scenarios to run, comma-separated (default: ${DEFAULT-VALUE}).")
   List<String> scenarios;
 
   @Option(
@@ -85,63 +101,23 @@ public final class InboxBenchmarks implements Callable<Integer> {
           "need --messages >= 1, --runs >= 1, --warmup >= 0 and 0 <= --duplicate-rate < 1");
     }
     for (String scenario : scenarios) {
-      if (!scenario.equals("core")) {
+      if (!SCENARIOS.containsKey(scenario)) {
         throw new CommandLine.ParameterException(
-            new CommandLine(this), "unknown --scenario '" + scenario + "'; known: core");
+            new CommandLine(this),
+            "unknown --scenario '"
+                + scenario
+                + "'; known: "
+                + String.join(", ", SCENARIOS.keySet()));
       }
     }
     Workload workload = new Workload(messages, duplicateRate, seed);
     boolean allCorrect = true;
     try (HikariDataSource dataSource = InboxDataSources.pool(jdbcUrl, null, null, 4)) {
-      CoreScenario core = new CoreScenario(dataSource, workload);
-      for (int batchSize : batchSizes) {
-        double baseline = 0;
-        for (String variant : List.of("nodedup", "inbox")) {
-          for (int i = 0; i < warmup; i++) {
-            core.run(variant, batchSize);
-          }
-          List<Double> seconds = new ArrayList<>();
-          boolean correct = true;
-          for (int i = 0; i < runs; i++) {
-            CoreScenario.Measurement m = core.run(variant, batchSize);
-            seconds.add(m.seconds());
-            correct &= m.correct();
-          }
-          double median = median(seconds);
-          double rate = messages / median;
-          if (variant.equals("nodedup")) {
-            baseline = rate;
-          }
-          allCorrect &= correct;
-          System.out.println(
-              String.format(
-                  Locale.ROOT,
-                  "{\"scenario\":\"core\",\"variant\":\"%s\",\"batch_size\":%d,"
-                      + "\"messages\":%d,\"duplicate_rate\":%s,\"runs\":%d,\"seconds\":%.3f,"
-                      + "\"msgs_per_s\":%.0f,\"ratio_vs_nodedup\":%.3f,\"run_seconds\":[%s],"
-                      + "\"correct\":%s}",
-                  variant,
-                  batchSize,
-                  messages,
-                  duplicateRate,
-                  runs,
-                  median,
-                  rate,
-                  rate / baseline,
-                  seconds.stream()
-                      .map(s -> String.format(Locale.ROOT, "%.3f", s))
-                      .collect(Collectors.joining(",")),
-                  correct));
-        }
+      BenchmarkRun run = new BenchmarkRun(this, dataSource, workload);
+      for (String scenario : scenarios) {
+        allCorrect &= SCENARIOS.get(scenario).run(run);
       }
     }
     return allCorrect ? 0 : 1;
-  }
-
-  private static double median(List<Double> values) {
-    double[] sorted = values.stream().mapToDouble(Double::doubleValue).toArray();
-    Arrays.sort(sorted);
-    int mid = sorted.length / 2;
-    return sorted.length % 2 == 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
   }
 }
