@@ -5,6 +5,7 @@ import dev.inbox.InboxDataSources;
 import dev.inbox.InboxSettings;
 import java.io.PrintStream;
 import java.util.concurrent.Callable;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -58,8 +59,16 @@ final class DemoCommand implements Callable<Integer> {
 
   @Option(
       names = "--amqp-uri",
-      description = "Use this RabbitMQ (default: the local one on 5672, if it answers).")
+      description =
+          "Use this RabbitMQ (default: the local one on 5672 if it answers, else an embedded"
+              + " AMQP broker).")
   String amqpUri;
+
+  @Option(
+      names = "--embedded-amqp",
+      description =
+          "Use the embedded AMQP broker (Apache Qpid Broker-J) even when a local RabbitMQ answers.")
+  boolean embeddedAmqp;
 
   @Option(
       names = "--timeout",
@@ -78,12 +87,17 @@ final class DemoCommand implements Callable<Integer> {
     Validate.hostPorts(spec, "--bootstrap-servers", bootstrapServers);
     Validate.amqpUri(spec, "--amqp-uri", amqpUri);
     Validate.positive(spec, "--timeout", timeoutSeconds);
+    if (embeddedAmqp && amqpUri != null) {
+      throw new CommandLine.ParameterException(
+          spec.commandLine(), "give either --amqp-uri or --embedded-amqp, not both");
+    }
     PrintStream out = System.out;
-    try (DemoServices services = DemoServices.start(jdbcUrl, bootstrapServers, amqpUri, out);
+    try (DemoServices services =
+            DemoServices.start(jdbcUrl, bootstrapServers, amqpUri, embeddedAmqp, out);
         HikariDataSource dataSource = InboxDataSources.pool(services.jdbcUrl)) {
       InboxSettings settings = InboxSettings.defaults();
       PaymentsDatabase.migrate(dataSource, settings);
-      DemoPlan plan = DemoPlan.create(count, duplicateRate, seed, services.amqpUri != null);
+      DemoPlan plan = DemoPlan.create(count, duplicateRate, seed);
       return new DemoRun(services, dataSource, settings, plan, timeoutSeconds, !noKill, out).run();
     }
   }

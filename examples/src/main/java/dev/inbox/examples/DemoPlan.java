@@ -9,7 +9,7 @@ import java.util.Random;
  * with the same key, in the same scope, so that it must take effect once across both channels.
  *
  * @param kafka the Kafka payments (before the cross-channel sends are mixed in)
- * @param rabbit the RabbitMQ payments, or null when no RabbitMQ is reachable
+ * @param rabbit the RabbitMQ payments
  * @param http the HTTP payments
  * @param kafkaSends what the Kafka producer sends: its own payments and the cross-channel ones
  * @param crossChannel the HTTP payments also sent over Kafka
@@ -21,9 +21,9 @@ record DemoPlan(
     List<Payment> kafkaSends,
     List<Payment> crossChannel) {
 
-  static DemoPlan create(int count, double duplicateRate, long seed, boolean withRabbit) {
+  static DemoPlan create(int count, double duplicateRate, long seed) {
     int httpCount = Math.max(1, count / 5);
-    int rabbitCount = withRabbit ? (count - httpCount) / 2 : 0;
+    int rabbitCount = Math.max(1, (count - httpCount) / 2);
     PaymentPlan http = PaymentPlan.generate("http", httpCount, duplicateRate, seed);
     List<Payment> cross = new ArrayList<>();
     int i = 0;
@@ -34,8 +34,7 @@ record DemoPlan(
     }
     int kafkaCount = Math.max(1, count - httpCount - rabbitCount - cross.size());
     PaymentPlan kafka = PaymentPlan.generate("kafka", kafkaCount, duplicateRate, seed + 1);
-    PaymentPlan rabbit =
-        withRabbit ? PaymentPlan.generate("rabbit", rabbitCount, duplicateRate, seed + 2) : null;
+    PaymentPlan rabbit = PaymentPlan.generate("rabbit", rabbitCount, duplicateRate, seed + 2);
     List<Payment> kafkaSends = new ArrayList<>(kafka.sends());
     Random random = new Random(seed + 3);
     for (Payment payment : cross) {
@@ -45,16 +44,14 @@ record DemoPlan(
   }
 
   long expectedDistinct() {
-    return kafka.distinct().size()
-        + http.distinct().size()
-        + (rabbit == null ? 0 : rabbit.distinct().size());
+    return kafka.distinct().size() + http.distinct().size() + rabbit.distinct().size();
   }
 
   long expectedSumCents() {
-    return kafka.sumCents() + http.sumCents() + (rabbit == null ? 0 : rabbit.sumCents());
+    return kafka.sumCents() + http.sumCents() + rabbit.sumCents();
   }
 
   int sent() {
-    return kafkaSends.size() + http.sends().size() + (rabbit == null ? 0 : rabbit.sends().size());
+    return kafkaSends.size() + http.sends().size() + rabbit.sends().size();
   }
 }

@@ -60,15 +60,13 @@ final class DemoRun {
                 0, dataSource, inbox, Map.of(DemoCommand.API_KEY, DemoCommand.SCOPE))) {
       ExampleProcess kafkaConsumer = ExampleProcess.start("kafka-consumer", kafkaConsumerArgs());
       children.add(kafkaConsumer);
-      if (plan.rabbit() != null) {
-        children.add(ExampleProcess.start("rabbit-consumer", rabbitConsumerArgs()));
-      }
+      children.add(ExampleProcess.start("rabbit-consumer", rabbitConsumerArgs()));
       out.printf(
           "Sending %d payments (%d distinct): Kafka %d, RabbitMQ %d, HTTP %d; %d of the HTTP payments also over Kafka.%n",
           plan.sent(),
           plan.expectedDistinct(),
           plan.kafkaSends().size(),
-          plan.rabbit() == null ? 0 : plan.rabbit().sends().size(),
+          plan.rabbit().sends().size(),
           plan.http().sends().size(),
           plan.crossChannel().size());
       List<Future<?>> sending = new ArrayList<>();
@@ -78,14 +76,12 @@ final class DemoRun {
                 KafkaProducerCommand.send(services.bootstrapServers, topic, plan.kafkaSends());
                 return null;
               }));
-      if (plan.rabbit() != null) {
-        sending.add(
-            senders.submit(
-                () -> {
-                  RabbitProducerCommand.send(services.amqpUri, queue, plan.rabbit().sends());
-                  return null;
-                }));
-      }
+      sending.add(
+          senders.submit(
+              () -> {
+                RabbitProducerCommand.send(services.amqpUri, queue, plan.rabbit().sends());
+                return null;
+              }));
       ConcurrentLinkedQueue<Payment> httpQueue = new ConcurrentLinkedQueue<>(plan.http().sends());
       ConcurrentLinkedQueue<String> httpErrors = new ConcurrentLinkedQueue<>();
       for (int i = 0; i < 8; i++) {
@@ -183,13 +179,11 @@ final class DemoRun {
         plan.kafkaSends().size(),
         plan.kafkaSends().size() - plan.kafka().distinct().size(),
         kafkaEffects);
-    if (plan.rabbit() != null) {
-      line(
-          "rabbit",
-          plan.rabbit().sends().size(),
-          plan.rabbit().sends().size() - plan.rabbit().distinct().size(),
-          rabbitEffects);
-    }
+    line(
+        "rabbit",
+        plan.rabbit().sends().size(),
+        plan.rabbit().sends().size() - plan.rabbit().distinct().size(),
+        rabbitEffects);
     line(
         "http",
         plan.http().sends().size(),

@@ -12,7 +12,8 @@ import java.util.List;
 
 /**
  * The servers the demo runs against: the ones given by flags, else embedded ones it starts itself
- * (PostgreSQL and a KRaft broker), and for RabbitMQ the local broker when one answers on 5672.
+ * (PostgreSQL and a KRaft broker), and for AMQP the local RabbitMQ when one answers on 5672, else
+ * an embedded Qpid Broker-J.
  */
 final class DemoServices implements AutoCloseable {
   static final String LOCAL_AMQP = "amqp://guest:guest@127.0.0.1:5672";
@@ -20,7 +21,6 @@ final class DemoServices implements AutoCloseable {
   final String jdbcUrl;
   final String bootstrapServers;
 
-  /** Null when no RabbitMQ is reachable: the demo then skips the RabbitMQ channel and says so. */
   final String amqpUri;
 
   private final List<AutoCloseable> started = new ArrayList<>();
@@ -32,7 +32,12 @@ final class DemoServices implements AutoCloseable {
   }
 
   static DemoServices start(
-      String jdbcUrl, String bootstrapServers, String amqpUri, PrintStream out) throws IOException {
+      String jdbcUrl,
+      String bootstrapServers,
+      String amqpUri,
+      boolean embeddedAmqp,
+      PrintStream out)
+      throws IOException {
     List<AutoCloseable> started = new ArrayList<>();
     String db = jdbcUrl;
     if (db == null) {
@@ -50,12 +55,14 @@ final class DemoServices implements AutoCloseable {
       kafka = broker.bootstrapServers();
     }
     String amqp = amqpUri;
-    if (amqp == null && answers("127.0.0.1", 5672)) {
+    if (amqp == null && !embeddedAmqp && answers("127.0.0.1", 5672)) {
       amqp = LOCAL_AMQP;
     }
     if (amqp == null) {
-      out.println(
-          "No RabbitMQ answers on 127.0.0.1:5672 and no --amqp-uri was given: the RabbitMQ channel is skipped.");
+      out.println("Starting an embedded AMQP 0-9-1 broker (Apache Qpid Broker-J) ...");
+      EmbeddedAmqpBroker broker = EmbeddedAmqpBroker.start();
+      started.add(broker);
+      amqp = broker.uri();
     }
     DemoServices services = new DemoServices(db, kafka, amqp);
     services.started.addAll(started);

@@ -16,6 +16,7 @@ import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
@@ -27,32 +28,47 @@ class ExamplesTest {
 
   @Test
   void demoEndsWithExactlyOnceAndExitCodeZero() throws Exception {
-    String jdbcUrl = jdbcUrlWithCredentials();
-    PrintStream original = System.out;
-    ByteArrayOutputStream captured = new ByteArrayOutputStream();
-    int exit;
-    try {
-      System.setOut(new PrintStream(captured, true, StandardCharsets.UTF_8));
-      exit =
-          InboxExamples.commandLine()
-              .execute(
-                  "demo",
-                  "--count",
-                  "1500",
-                  "--jdbc-url",
-                  jdbcUrlWithCredentials(),
-                  "--bootstrap-servers",
-                  TestKafka.shared().bootstrapServers(),
-                  "--amqp-uri",
-                  TestRabbit.shared().uri(),
-                  "--timeout",
-                  "180");
-    } finally {
-      System.setOut(original);
+    String output = runDemo("1500", "--amqp-uri", TestRabbit.shared().uri());
+    assertThat(output).contains("killed with kill -9");
+  }
+
+  /** The path of a machine without RabbitMQ: the demo's own Qpid Broker-J. */
+  @Test
+  void demoRunsOnTheEmbeddedAmqpBrokerToo() throws Exception {
+    String output = runDemo("600", "--embedded-amqp");
+    assertThat(output).contains("Apache Qpid Broker-J").containsPattern("rabbit +\\d+");
+  }
+
+  /** Runs the demo on a database of its own, dropped afterwards, and asserts that it passed. */
+  private static String runDemo(String count, String... amqp) throws Exception {
+    try (DemoDatabase db = DemoDatabase.create()) {
+      PrintStream original = System.out;
+      ByteArrayOutputStream captured = new ByteArrayOutputStream();
+      int exit;
+      try {
+        System.setOut(new PrintStream(captured, true, StandardCharsets.UTF_8));
+        List<String> args =
+            new ArrayList<>(
+                List.of(
+                    "demo",
+                    "--count",
+                    count,
+                    "--jdbc-url",
+                    db.jdbcUrl,
+                    "--bootstrap-servers",
+                    TestKafka.shared().bootstrapServers(),
+                    "--timeout",
+                    "180"));
+        args.addAll(List.of(amqp));
+        exit = InboxExamples.commandLine().execute(args.toArray(String[]::new));
+      } finally {
+        System.setOut(original);
+      }
+      String output = captured.toString(StandardCharsets.UTF_8);
+      assertThat(output).contains("EXACTLY ONCE");
+      assertThat(exit).as(output).isZero();
+      return output;
     }
-    String output = captured.toString(StandardCharsets.UTF_8);
-    assertThat(output).contains("EXACTLY ONCE").contains("killed with kill -9");
-    assertThat(exit).as(output).isZero();
   }
 
   @Test
@@ -116,24 +132,41 @@ class ExamplesTest {
    * A database of the demo's own, because its check counts every payment row, with the user and
    * password in the URL as a command-line user would pass them.
    */
-  private static String jdbcUrlWithCredentials() throws Exception {
-    TestDatabase db = TestDatabase.shared();
-    String name = "demo_" + Long.toString(System.nanoTime(), 36);
-    try (var c = db.connect();
-        var s = c.createStatement()) {
-      s.execute("CREATE DATABASE " + name);
+  private static final class DemoDatabase implements AutoCloseable {
+    private final String name = "demo_" + Long.toString(System.nanoTime(), 36);
+    private final String jdbcUrl;
+
+    private DemoDatabase() throws Exception {
+      TestDatabase db = TestDatabase.shared();
+      try (var c = db.connect();
+          var s = c.createStatement()) {
+        s.execute("CREATE DATABASE " + name);
+      }
+      String url = db.jdbcUrl().replace("/" + db.databaseName(), "/" + name);
+      StringBuilder withCredentials = new StringBuilder(url);
+      char separator = url.contains("?") ? '&' : '?';
+      if (db.user() != null) {
+        withCredentials.append(separator).append("user=").append(db.user());
+        separator = '&';
+      }
+      if (db.password() != null) {
+        withCredentials.append(separator).append("password=").append(db.password());
+      }
+      this.jdbcUrl = withCredentials.toString();
     }
-    String jdbcUrl = db.jdbcUrl().replace("/" + db.databaseName(), "/" + name);
-    StringBuilder url = new StringBuilder(jdbcUrl);
-    char separator = jdbcUrl.contains("?") ? '&' : '?';
-    if (db.user() != null) {
-      url.append(separator).append("user=").append(db.user());
-      separator = '&';
+
+    static DemoDatabase create() throws Exception {
+      return new DemoDatabase();
     }
-    if (db.password() != null) {
-      url.append(separator).append("password=").append(db.password());
+
+    /** FORCE, because a killed consumer's connections may not have timed out yet. */
+    @Override
+    public void close() throws Exception {
+      try (var c = TestDatabase.shared().connect();
+          var s = c.createStatement()) {
+        s.execute("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)");
+      }
     }
-    return url.toString();
   }
 
   private static long consumerLag(String topic) throws Exception {

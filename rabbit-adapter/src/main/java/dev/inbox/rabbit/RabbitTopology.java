@@ -28,12 +28,23 @@ public final class RabbitTopology {
 
   /** Declares the three; idempotent when the queue already has the same arguments. */
   public static Names declareWithDeadLetter(Channel channel, String queue) throws IOException {
+    Names names = declareDeadLetterTargets(channel, queue);
+    channel.queueDeclare(
+        queue, true, false, false, Map.of("x-dead-letter-exchange", names.deadLetterExchange()));
+    return names;
+  }
+
+  /**
+   * Declares only the dead-letter exchange and queue, for brokers that refuse {@code
+   * x-dead-letter-exchange} (such as Apache Qpid Broker-J): the consumer then publishes its dead
+   * letters to the exchange itself, and what the broker would dead-letter on its own (expiry,
+   * length limits) is not caught.
+   */
+  public static Names declareDeadLetterTargets(Channel channel, String queue) throws IOException {
     Names names = names(queue);
     channel.exchangeDeclare(names.deadLetterExchange(), BuiltinExchangeType.FANOUT, true);
     channel.queueDeclare(names.deadLetterQueue(), true, false, false, null);
     channel.queueBind(names.deadLetterQueue(), names.deadLetterExchange(), "");
-    channel.queueDeclare(
-        queue, true, false, false, Map.of("x-dead-letter-exchange", names.deadLetterExchange()));
     return names;
   }
 }
