@@ -13,8 +13,11 @@ final class ConsumerDatabase implements AutoCloseable {
   final Inbox inbox;
 
   ConsumerDatabase(String jdbcUrl, int poolSize) {
+    this(jdbcUrl, poolSize, InboxSettings.defaults());
+  }
+
+  ConsumerDatabase(String jdbcUrl, int poolSize, InboxSettings settings) {
     dataSource = InboxDataSources.pool(jdbcUrl, null, null, poolSize);
-    InboxSettings settings = InboxSettings.defaults();
     // Flyway takes a lock, so that processes starting together migrate once.
     PaymentsDatabase.migrate(dataSource, settings);
     inbox = Inbox.builder().dataSource(dataSource).settings(settings).migrate(false).build();

@@ -1,5 +1,7 @@
 package dev.inbox.examples;
 
+import dev.inbox.InboxSettings;
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -41,10 +43,29 @@ final class HttpServerCommand implements Callable<Integer> {
           "An API key and its tenant, the inbox scope; repeatable (default: ${DEFAULT-VALUE}).")
   List<String> apiKeys;
 
+  @Option(
+      names = "--in-flight-wait-ms",
+      defaultValue = "5000",
+      description =
+          "How long a retry waits for the first request with its key before it gets 409; the"
+              + " inbox's lock wait and the filter's in-flight wait each get this (default:"
+              + " ${DEFAULT-VALUE}).")
+  long inFlightWaitMs;
+
+  @Option(
+      names = "--payment-delay-ms",
+      defaultValue = "0",
+      description =
+          "Hold each new payment's transaction open this long, to watch a concurrent retry get"
+              + " 409 (default: ${DEFAULT-VALUE}).")
+  long paymentDelayMs;
+
   @Override
   public Integer call() throws Exception {
     Validate.port(spec, "--port", port);
     Validate.jdbcUrl(spec, "--jdbc-url", jdbcUrl);
+    Validate.positive(spec, "--in-flight-wait-ms", inFlightWaitMs);
+    Validate.notNegative(spec, "--payment-delay-ms", paymentDelayMs);
     Map<String, String> tenants = new LinkedHashMap<>();
     for (String mapping : apiKeys) {
       int eq = mapping.indexOf('=');
@@ -54,8 +75,17 @@ final class HttpServerCommand implements Callable<Integer> {
       }
       tenants.put(mapping.substring(0, eq), mapping.substring(eq + 1));
     }
-    try (ConsumerDatabase db = new ConsumerDatabase(jdbcUrl, 16);
-        PaymentsApi api = PaymentsApi.start(port, db.dataSource, db.inbox, tenants)) {
+    Duration inFlightWait = Duration.ofMillis(inFlightWaitMs);
+    InboxSettings settings = InboxSettings.builder().lockTimeout(inFlightWait).build();
+    try (ConsumerDatabase db = new ConsumerDatabase(jdbcUrl, 16, settings);
+        PaymentsApi api =
+            PaymentsApi.start(
+                port,
+                db.dataSource,
+                db.inbox,
+                tenants,
+                inFlightWait,
+                Duration.ofMillis(paymentDelayMs))) {
       System.out.println("payments API on " + api.baseUri() + " for tenants " + tenants.values());
       api.join();
     }

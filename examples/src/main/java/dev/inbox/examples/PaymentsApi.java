@@ -12,6 +12,7 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.EnumSet;
 import java.util.Map;
 import javax.sql.DataSource;
@@ -41,15 +42,39 @@ final class PaymentsApi implements AutoCloseable {
   static PaymentsApi start(
       int port, DataSource dataSource, Inbox inbox, Map<String, String> tenantsByApiKey)
       throws Exception {
+    return start(
+        port,
+        dataSource,
+        inbox,
+        tenantsByApiKey,
+        IdempotencyFilter.DEFAULT_IN_FLIGHT_WAIT,
+        Duration.ZERO);
+  }
+
+  /**
+   * @param inFlightWait how long a retry waits for the first request with its key, on top of the
+   *     inbox's lock timeout, before it gets 409
+   * @param paymentDelay how long each new payment holds its transaction open, so that a concurrent
+   *     retry can be watched getting 409
+   */
+  static PaymentsApi start(
+      int port,
+      DataSource dataSource,
+      Inbox inbox,
+      Map<String, String> tenantsByApiKey,
+      Duration inFlightWait,
+      Duration paymentDelay)
+      throws Exception {
     Server server = new Server(port);
     ServletContextHandler context = new ServletContextHandler();
     IdempotencyFilter filter =
         IdempotencyFilter.builder(inbox, dataSource)
             .scopeResolver(ScopeResolver.header("X-Api-Key", tenantsByApiKey::get))
             .paths(path -> path.equals("/payments"))
+            .inFlightWait(inFlightWait)
             .build();
     context.addFilter(new FilterHolder(filter), "/*", EnumSet.of(DispatcherType.REQUEST));
-    context.addServlet(new ServletHolder(new PaymentsServlet()), "/payments");
+    context.addServlet(new ServletHolder(new PaymentsServlet(paymentDelay)), "/payments");
     context.addServlet(new ServletHolder(new AccountsServlet(dataSource)), "/accounts/*");
     server.setHandler(context);
     server.start();
@@ -90,6 +115,12 @@ final class PaymentsApi implements AutoCloseable {
 
   /** Applies a payment through the filter's transaction; the key is the payment id. */
   private static final class PaymentsServlet extends HttpServlet {
+    private final Duration delay;
+
+    PaymentsServlet(Duration delay) {
+      this.delay = delay;
+    }
+
     @Override
     protected void doPost(HttpServletRequest request, HttpServletResponse response)
         throws IOException {
@@ -105,8 +136,12 @@ final class PaymentsApi implements AutoCloseable {
       long balance;
       try {
         balance = PaymentsDatabase.apply(IdempotentRequests.connection(request), payment, "http");
+        Thread.sleep(delay.toMillis());
       } catch (SQLException e) {
         throw new IOException("the payment could not be written", e);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IOException("interrupted while holding the payment", e);
       }
       ObjectNode body = JSON.createObjectNode();
       body.put("paymentId", payment.paymentId())

@@ -30,6 +30,12 @@ final class Validate {
     }
   }
 
+  static void notNegative(CommandSpec spec, String flag, long value) {
+    if (value < 0) {
+      fail(spec, flag + " must not be negative, but was " + value);
+    }
+  }
+
   static void rate(CommandSpec spec, String flag, double value) {
     if (!(value >= 0 && value < 1)) {
       fail(spec, flag + " must be at least 0 and below 1, but was " + value);

@@ -126,6 +126,13 @@ class ExamplesTest {
     err.getBuffer().setLength(0);
     assertThat(cli.execute("http-server", "--api-key", "nokey")).isEqualTo(2);
     assertThat(err.toString()).contains("--api-key");
+    err.getBuffer().setLength(0);
+    assertThat(cli.execute("http-server", "--payment-delay-ms", "-1")).isEqualTo(2);
+    assertThat(err.toString()).contains("--payment-delay-ms must not be negative, but was -1");
+    err.getBuffer().setLength(0);
+    assertThat(cli.execute("demo", "--embedded-amqp", "--amqp-uri", "amqp://localhost"))
+        .isEqualTo(2);
+    assertThat(err.toString()).contains("--amqp-uri or --embedded-amqp");
   }
 
   /**
