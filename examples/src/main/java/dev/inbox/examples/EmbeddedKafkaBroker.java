@@ -104,6 +104,10 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
   }
 
   private static void format(Path config, Path dataDir) {
+    // Kafka 4 refuses --ignore-formatted with another cluster id, so a kept directory is reused.
+    if (Files.exists(dataDir.resolve("logs").resolve("meta.properties"))) {
+      return;
+    }
     ByteArrayOutputStream output = new ByteArrayOutputStream();
     String clusterId = Uuid.randomUuid().toString();
     int code;

@@ -49,12 +49,21 @@ final class KafkaConsumerCommand implements Callable<Integer> {
       description = "PostgreSQL JDBC URL (default: ${DEFAULT-VALUE}).")
   String jdbcUrl;
 
+  @Option(
+      names = "--instance",
+      defaultValue = "1",
+      description =
+          "This consumer's name within the group, for static membership: a consumer restarted"
+              + " with the same name takes its partitions back at once (default: ${DEFAULT-VALUE}).")
+  String instance;
+
   @Override
   public Integer call() throws Exception {
     Validate.hostPorts(spec, "--bootstrap-servers", bootstrapServers);
     Validate.name(spec, "--topic", topic);
     Validate.name(spec, "--group", group);
     Validate.name(spec, "--scope", scope);
+    Validate.name(spec, "--instance", instance);
     Validate.jdbcUrl(spec, "--jdbc-url", jdbcUrl);
     try (ConsumerDatabase db = new ConsumerDatabase(jdbcUrl, 4)) {
       InboxKafkaConsumer<String, byte[]> consumer =
@@ -69,7 +78,7 @@ final class KafkaConsumerCommand implements Callable<Integer> {
                       "earliest",
                       // A restarted consumer takes its partitions back at once after a crash.
                       "group.instance.id",
-                      group + "-" + topic,
+                      group + "-" + topic + "-" + instance,
                       "session.timeout.ms",
                       6000))
               .topics(topic)

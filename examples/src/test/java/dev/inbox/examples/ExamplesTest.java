@@ -7,7 +7,6 @@ import dev.inbox.Inbox;
 import dev.inbox.InboxSettings;
 import dev.inbox.kafka.InboxKafkaConsumer;
 import dev.inbox.testing.TestDataSources;
-import dev.inbox.testing.TestDatabase;
 import dev.inbox.testing.TestKafka;
 import dev.inbox.testing.TestRabbit;
 import java.io.ByteArrayOutputStream;
@@ -41,7 +40,7 @@ class ExamplesTest {
 
   /** Runs the demo on a database of its own, dropped afterwards, and asserts that it passed. */
   private static String runDemo(String count, String... amqp) throws Exception {
-    try (DemoDatabase db = DemoDatabase.create()) {
+    try (ScratchDatabase db = ScratchDatabase.create("demo")) {
       PrintStream original = System.out;
       ByteArrayOutputStream captured = new ByteArrayOutputStream();
       int exit;
@@ -133,47 +132,6 @@ class ExamplesTest {
     assertThat(cli.execute("demo", "--embedded-amqp", "--amqp-uri", "amqp://localhost"))
         .isEqualTo(2);
     assertThat(err.toString()).contains("--amqp-uri or --embedded-amqp");
-  }
-
-  /**
-   * A database of the demo's own, because its check counts every payment row, with the user and
-   * password in the URL as a command-line user would pass them.
-   */
-  private static final class DemoDatabase implements AutoCloseable {
-    private final String name = "demo_" + Long.toString(System.nanoTime(), 36);
-    private final String jdbcUrl;
-
-    private DemoDatabase() throws Exception {
-      TestDatabase db = TestDatabase.shared();
-      try (var c = db.connect();
-          var s = c.createStatement()) {
-        s.execute("CREATE DATABASE " + name);
-      }
-      String url = db.jdbcUrl().replace("/" + db.databaseName(), "/" + name);
-      StringBuilder withCredentials = new StringBuilder(url);
-      char separator = url.contains("?") ? '&' : '?';
-      if (db.user() != null) {
-        withCredentials.append(separator).append("user=").append(db.user());
-        separator = '&';
-      }
-      if (db.password() != null) {
-        withCredentials.append(separator).append("password=").append(db.password());
-      }
-      this.jdbcUrl = withCredentials.toString();
-    }
-
-    static DemoDatabase create() throws Exception {
-      return new DemoDatabase();
-    }
-
-    /** FORCE, because a killed consumer's connections may not have timed out yet. */
-    @Override
-    public void close() throws Exception {
-      try (var c = TestDatabase.shared().connect();
-          var s = c.createStatement()) {
-        s.execute("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)");
-      }
-    }
   }
 
   private static long consumerLag(String topic) throws Exception {

@@ -12,11 +12,14 @@ import dev.inbox.testing.EffectsTable;
 import dev.inbox.testing.TestDataSources;
 import dev.inbox.testing.TestDatabase;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.io.OutputStream;
 import java.net.ServerSocket;
+import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -164,6 +167,29 @@ class IdempotencyFilterTest {
     assertThat(replayed(second)).isTrue();
     assertThat(second.body()).isEqualTo(first.body());
     assertThat(server.runs).hasValue(1);
+  }
+
+  @Test
+  void a_client_that_hangs_up_mid_body_claims_nothing_and_its_retry_runs_once() throws Exception {
+    try (Socket socket = new Socket("127.0.0.1", server.port())) {
+      OutputStream out = socket.getOutputStream();
+      out.write(
+          ("POST /payments HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Api-Key: key-a\r\n"
+                  + "Idempotency-Key: cut-short\r\nContent-Type: text/plain\r\n"
+                  + "Content-Length: 1000\r\n\r\n12")
+              .getBytes(StandardCharsets.US_ASCII));
+      out.flush();
+    }
+    // The filter reads the whole body before it claims, so the cut request leaves nothing behind.
+    Thread.sleep(500);
+    assertThat(server.runs).hasValue(0);
+    assertThat(inbox.find("tenant-a", "cut-short")).isEmpty();
+
+    HttpResponse<String> retry = post("/payments", "key-a", "cut-short", "12");
+    assertThat(retry.statusCode()).isEqualTo(201);
+    assertThat(replayed(retry)).isFalse();
+    assertThat(server.runs).hasValue(1);
+    assertThat(effects.count()).isEqualTo(1);
   }
 
   @Test

@@ -1,6 +1,11 @@
 package dev.inbox.rabbit;
 
 import com.rabbitmq.client.Delivery;
+import com.rabbitmq.client.LongString;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
 import java.util.Map;
 
 /**
@@ -23,7 +28,34 @@ public interface DeliveryKeyExtractor {
       }
       Map<String, Object> headers = delivery.getProperties().getHeaders();
       Object header = headers == null ? null : headers.get(DEFAULT_HEADER);
-      return header == null ? null : header.toString();
+      return header == null ? null : headerText(header);
     };
+  }
+
+  /**
+   * A header value as text. AMQP carries strings as bytes, and decoding them leniently would map
+   * different invalid byte sequences to the same key, so a payment could pass for a duplicate of
+   * another: invalid UTF-8 is refused instead.
+   */
+  static String headerText(Object value) {
+    byte[] bytes;
+    if (value instanceof LongString longString) {
+      bytes = longString.getBytes();
+    } else if (value instanceof byte[] raw) {
+      bytes = raw;
+    } else {
+      return value.toString();
+    }
+    try {
+      return StandardCharsets.UTF_8
+          .newDecoder()
+          .onMalformedInput(CodingErrorAction.REPORT)
+          .onUnmappableCharacter(CodingErrorAction.REPORT)
+          .decode(ByteBuffer.wrap(bytes))
+          .toString();
+    } catch (CharacterCodingException e) {
+      throw new IllegalArgumentException(
+          "the " + DEFAULT_HEADER + " header is not valid UTF-8 (" + bytes.length + " bytes)", e);
+    }
   }
 }

@@ -3,13 +3,17 @@ package dev.inbox.rabbit;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assumptions.assumeThat;
 
+import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.GetResponse;
+import com.rabbitmq.client.impl.LongStringHelper;
 import dev.inbox.Inbox;
 import dev.inbox.testing.PaymentStream;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -93,30 +97,47 @@ class RabbitExactlyOnceTest extends RabbitTestSupport {
         if (i == 60) {
           channel.basicPublish("", queue.queue(), null, "7".getBytes(StandardCharsets.UTF_8));
         }
+        if (i == 70) {
+          byte[] invalidUtf8 = {'k', (byte) 0xC3, '('};
+          AMQP.BasicProperties badHeader =
+              new AMQP.BasicProperties.Builder()
+                  .headers(Map.of("idempotency-key", LongStringHelper.asLongString(invalidUtf8)))
+                  .build();
+          channel.basicPublish("", queue.queue(), badHeader, "8".getBytes(StandardCharsets.UTF_8));
+        }
+        if (i == 80) {
+          publish(channel, "   ", "9");
+        }
       }
     }
     await(
-        "100 effects and 2 dead letters",
+        "100 effects and 4 dead letters",
         Duration.ofSeconds(60),
-        () -> effects.count() == 100 && readyMessages(queue.deadLetterQueue()) == 2);
+        () -> effects.count() == 100 && readyMessages(queue.deadLetterQueue()) == 4);
 
+    Map<String, GetResponse> deadByBody = new HashMap<>();
     try (Channel channel = connection.createChannel()) {
-      GetResponse first = channel.basicGet(queue.deadLetterQueue(), true);
-      GetResponse second = channel.basicGet(queue.deadLetterQueue(), true);
-      GetResponse poison = "poison-1".equals(first.getProps().getMessageId()) ? first : second;
-      GetResponse keyless = poison == first ? second : first;
-      assertThat(poison.getProps().getHeaders().get(InboxRabbitConsumer.REASON_HEADER).toString())
-          .isEqualTo("the handler failed 3 times");
-      assertThat(poison.getProps().getHeaders().get(InboxRabbitConsumer.ATTEMPTS_HEADER))
-          .isEqualTo(3);
-      assertThat(
-              poison.getProps().getHeaders().get(InboxRabbitConsumer.EXCEPTION_HEADER).toString())
-          .contains("IllegalStateException: cannot apply this payment");
-      assertThat(keyless.getProps().getHeaders().get(InboxRabbitConsumer.REASON_HEADER).toString())
-          .isEqualTo("the delivery has no messageId or idempotency key");
-      assertThat(new String(keyless.getBody(), StandardCharsets.UTF_8)).isEqualTo("7");
+      for (int i = 0; i < 4; i++) {
+        GetResponse dead = channel.basicGet(queue.deadLetterQueue(), true);
+        deadByBody.put(new String(dead.getBody(), StandardCharsets.UTF_8), dead);
+      }
     }
+    GetResponse poison = deadByBody.get("poison");
+    assertThat(reason(poison)).isEqualTo("the handler failed 3 times");
+    assertThat(poison.getProps().getHeaders().get(InboxRabbitConsumer.ATTEMPTS_HEADER))
+        .isEqualTo(3);
+    assertThat(poison.getProps().getHeaders().get(InboxRabbitConsumer.EXCEPTION_HEADER).toString())
+        .contains("IllegalStateException: cannot apply this payment");
+    assertThat(reason(deadByBody.get("7")))
+        .isEqualTo("the delivery has no messageId or idempotency key");
+    assertThat(reason(deadByBody.get("8")))
+        .contains("the idempotency-key header is not valid UTF-8 (3 bytes)");
+    assertThat(reason(deadByBody.get("9"))).contains("must not be blank");
     assertThat(effects.count()).isEqualTo(100);
+  }
+
+  private static String reason(GetResponse deadLetter) {
+    return deadLetter.getProps().getHeaders().get(InboxRabbitConsumer.REASON_HEADER).toString();
   }
 
   @Test
