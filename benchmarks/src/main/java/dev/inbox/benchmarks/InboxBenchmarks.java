@@ -26,6 +26,7 @@ public final class InboxBenchmarks implements Callable<Integer> {
     SCENARIOS.put("core", run -> new CoreScenario(run.dataSource, run.workload).runAll(run));
     SCENARIOS.put("kafka", KafkaScenario::runAll);
     SCENARIOS.put("rabbit", RabbitScenario::runAll);
+    SCENARIOS.put("http", HttpScenario::runAll);
   }
 
   @Option(
