@@ -27,6 +27,7 @@ public final class InboxBenchmarks implements Callable<Integer> {
     SCENARIOS.put("kafka", KafkaScenario::runAll);
     SCENARIOS.put("rabbit", RabbitScenario::runAll);
     SCENARIOS.put("http", HttpScenario::runAll);
+    SCENARIOS.put("memory", MemoryScenario::runAll);
   }
 
   @Option(
