@@ -31,7 +31,8 @@ import org.apache.kafka.common.serialization.StringDeserializer;
  * duplicates filtered by an in-memory set: the upper bound, since it stores no keys.
  *
  * <p>A run is timed from its first non-empty poll to the commit of the offset of the last record,
- * so that joining the group is not counted.
+ * so that joining the group is not counted. The variants take turns run by run ({@link
+ * InterleavedRuns}).
  */
 final class KafkaScenario {
   /** One partition: the adapter's per-partition transaction is then exactly plain's per poll. */
@@ -70,8 +71,10 @@ final class KafkaScenario {
   private boolean measure(BenchmarkRun run) throws Exception {
     boolean allCorrect = true;
     double baseline = 0;
-    for (String variant : List.of("plain", "inbox")) {
-      BenchmarkRun.Repeated result = run.repeat(() -> run(variant));
+    Map<String, BenchmarkRun.Repeated> results =
+        InterleavedRuns.repeat(run, List.of("plain", "inbox"), this::run);
+    for (String variant : results.keySet()) {
+      BenchmarkRun.Repeated result = results.get(variant);
       double rate = workload.messages.size() / result.medianSeconds();
       if (variant.equals("plain")) {
         baseline = rate;

@@ -14,6 +14,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.BlockingQueue;
@@ -34,6 +35,7 @@ import javax.sql.DataSource;
  *
  * <p>A run is timed from {@code basicConsume} until the last batch is acknowledged and the channel
  * closed; it is correct when the payments check out and the closed channel left nothing unacked.
+ * The variants take turns run by run ({@link InterleavedRuns}).
  */
 final class RabbitScenario {
   /** The adapter's defaults, used by both variants. */
@@ -69,8 +71,10 @@ final class RabbitScenario {
   private boolean measure(BenchmarkRun run) throws Exception {
     boolean allCorrect = true;
     double baseline = 0;
-    for (String variant : List.of("plain", "inbox")) {
-      BenchmarkRun.Repeated result = run.repeat(() -> run(variant));
+    Map<String, BenchmarkRun.Repeated> results =
+        InterleavedRuns.repeat(run, List.of("plain", "inbox"), this::run);
+    for (String variant : results.keySet()) {
+      BenchmarkRun.Repeated result = results.get(variant);
       double rate = workload.messages.size() / result.medianSeconds();
       if (variant.equals("plain")) {
         baseline = rate;
