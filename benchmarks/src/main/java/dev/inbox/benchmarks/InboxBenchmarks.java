@@ -24,6 +24,10 @@ public final class InboxBenchmarks implements Callable<Integer> {
 
   static {
     SCENARIOS.put("core", run -> new CoreScenario(run.dataSource, run.workload).runAll(run));
+    SCENARIOS.put("kafka", KafkaScenario::runAll);
+    SCENARIOS.put("rabbit", RabbitScenario::runAll);
+    SCENARIOS.put("http", HttpScenario::runAll);
+    SCENARIOS.put("memory", MemoryScenario::runAll);
   }
 
   @Option(

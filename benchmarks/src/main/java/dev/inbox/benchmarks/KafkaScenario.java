@@ -1,0 +1,195 @@
+package dev.inbox.benchmarks;
+
+import dev.inbox.Inbox;
+import dev.inbox.InboxSettings;
+import dev.inbox.kafka.InboxKafkaConsumer;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import javax.sql.DataSource;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+
+/**
+ * The {@code kafka} scenario: the workload is produced once to a fresh one-partition topic, then
+ * each run consumes all of it from the start with a new consumer group. {@code inbox} is the
+ * kafka-adapter's {@link InboxKafkaConsumer}. {@code plain} is a hand-written poll loop doing the
+ * same business writes per poll in one transaction, then a synchronous offset commit, with
+ * duplicates filtered by an in-memory set: the upper bound, since it stores no keys.
+ *
+ * <p>A run is timed from its first non-empty poll to the commit of the offset of the last record,
+ * so that joining the group is not counted. The variants take turns run by run ({@link
+ * InterleavedRuns}).
+ */
+final class KafkaScenario {
+  /** One partition: the adapter's per-partition transaction is then exactly plain's per poll. */
+  static final int PARTITIONS = 1;
+
+  private static final Duration RUN_TIMEOUT = Duration.ofMinutes(10);
+
+  private final DataSource dataSource;
+  private final Workload workload;
+  private final String bootstrapServers;
+  private final String topic;
+  private final PaymentsSchema payments = new PaymentsSchema("bench_kafka");
+
+  KafkaScenario(DataSource dataSource, Workload workload, String bootstrapServers, String topic) {
+    this.dataSource = dataSource;
+    this.workload = workload;
+    this.bootstrapServers = bootstrapServers;
+    this.topic = topic;
+  }
+
+  /** Produces the workload to a fresh topic, then measures {@code plain} and {@code inbox}. */
+  static boolean runAll(BenchmarkRun run) throws Exception {
+    try (BenchmarkKafka kafka = BenchmarkKafka.open(run.options.bootstrapServers)) {
+      String topic = kafka.newTopic("bench-kafka", PARTITIONS);
+      try {
+        kafka.produce(topic, run.workload);
+        KafkaScenario scenario =
+            new KafkaScenario(run.dataSource, run.workload, kafka.bootstrapServers(), topic);
+        return scenario.measure(run);
+      } finally {
+        kafka.deleteTopic(topic);
+      }
+    }
+  }
+
+  private boolean measure(BenchmarkRun run) throws Exception {
+    boolean allCorrect = true;
+    double baseline = 0;
+    Map<String, BenchmarkRun.Repeated> results =
+        InterleavedRuns.repeat(run, List.of("plain", "inbox"), this::run);
+    for (String variant : results.keySet()) {
+      BenchmarkRun.Repeated result = results.get(variant);
+      double rate = workload.messages.size() / result.medianSeconds();
+      if (variant.equals("plain")) {
+        baseline = rate;
+      }
+      allCorrect &= result.correct();
+      run.print(
+          JsonLine.scenario("kafka")
+              .put("variant", variant)
+              .put("partitions", PARTITIONS)
+              .put("messages", workload.messages.size())
+              .put("duplicate_rate", run.options.duplicateRate, 2)
+              .put("runs", run.options.runs)
+              .put("seconds", result.medianSeconds(), 3)
+              .put("msgs_per_s", rate, 0)
+              .put("ratio_vs_plain", rate / baseline, 3)
+              .put("run_seconds", result.runSeconds(), 3)
+              .put("correct", result.correct()));
+    }
+    return allCorrect;
+  }
+
+  /** One timed run of one variant with a new consumer group, checked afterwards. */
+  Measurement run(String variant) throws Exception {
+    payments.reset(dataSource);
+    String group = "bench-" + variant + "-" + UUID.randomUUID();
+    double seconds = variant.equals("inbox") ? runInbox(group) : runPlain(group);
+    return new Measurement(seconds, payments.correct(dataSource, workload));
+  }
+
+  private Map<String, Object> consumerProperties(String group) {
+    Map<String, Object> properties = new HashMap<>();
+    properties.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
+    properties.put(ConsumerConfig.GROUP_ID_CONFIG, group);
+    properties.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+    properties.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+    return properties;
+  }
+
+  private double runInbox(String group) throws Exception {
+    InboxSettings settings =
+        InboxSettings.builder().schema(payments.schema).janitorInterval(Duration.ZERO).build();
+    ProgressConsumer[] progress = new ProgressConsumer[1];
+    try (Inbox inbox =
+        Inbox.builder().dataSource(dataSource).settings(settings).migrate(true).build()) {
+      InboxKafkaConsumer<String, byte[]> consumer =
+          InboxKafkaConsumer.builder(new StringDeserializer(), new ByteArrayDeserializer())
+              .properties(consumerProperties(group))
+              .consumerFactory(
+                  properties ->
+                      progress[0] = new ProgressConsumer(properties, workload.messages.size()))
+              .topics(topic)
+              .inbox(inbox)
+              .pollTimeout(Duration.ofMillis(100))
+              .handler((record, tx) -> payments.apply(tx, payment(record)))
+              .build();
+      try {
+        consumer.start();
+        if (!progress[0].awaitDone(RUN_TIMEOUT)) {
+          throw new IllegalStateException(
+              "the inbox consumer did not commit all records of " + topic + " in " + RUN_TIMEOUT);
+        }
+      } finally {
+        consumer.close();
+      }
+      return progress[0].seconds();
+    }
+  }
+
+  /** Polls, applies each new payment of the poll in one transaction, commits, commits offsets. */
+  private double runPlain(String group) throws Exception {
+    Map<String, Object> properties = consumerProperties(group);
+    properties.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class);
+    properties.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
+    Set<String> seen = new HashSet<>();
+    long consumed = 0;
+    long total = workload.messages.size();
+    long first = 0;
+    long deadline = System.nanoTime() + RUN_TIMEOUT.toNanos();
+    try (KafkaConsumer<String, byte[]> consumer = new KafkaConsumer<>(properties);
+        Connection tx = dataSource.getConnection()) {
+      tx.setAutoCommit(false);
+      consumer.subscribe(List.of(topic));
+      while (consumed < total) {
+        if (System.nanoTime() - deadline > 0) {
+          throw new IllegalStateException(
+              "the plain consumer did not read all records of " + topic + " in " + RUN_TIMEOUT);
+        }
+        ConsumerRecords<String, byte[]> records = consumer.poll(Duration.ofMillis(100));
+        if (records.isEmpty()) {
+          continue;
+        }
+        if (first == 0) {
+          first = System.nanoTime();
+        }
+        Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
+        for (ConsumerRecord<String, byte[]> record : records) {
+          Workload.Payment payment = payment(record);
+          if (seen.add(payment.id())) {
+            payments.apply(tx, payment);
+          }
+          offsets.put(
+              new TopicPartition(record.topic(), record.partition()),
+              new OffsetAndMetadata(record.offset() + 1));
+        }
+        tx.commit();
+        consumer.commitSync(offsets);
+        consumed += records.count();
+      }
+      return (System.nanoTime() - first) / 1e9;
+    }
+  }
+
+  static Workload.Payment payment(ConsumerRecord<?, byte[]> record) {
+    Header key = record.headers().lastHeader(PaymentCodec.KAFKA_HEADER);
+    return PaymentCodec.payment(
+        key == null ? null : new String(key.value(), StandardCharsets.UTF_8), record.value());
+  }
+}

@@ -1,0 +1,243 @@
+package dev.inbox.benchmarks;
+
+import com.rabbitmq.client.AMQP;
+import com.rabbitmq.client.Channel;
+import com.rabbitmq.client.Connection;
+import com.rabbitmq.client.ConnectionFactory;
+import com.rabbitmq.client.Delivery;
+import com.rabbitmq.client.MessageProperties;
+import dev.inbox.Inbox;
+import dev.inbox.InboxSettings;
+import dev.inbox.rabbit.DeliveryKeyExtractor;
+import dev.inbox.rabbit.InboxRabbitConsumer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import javax.sql.DataSource;
+
+/**
+ * The {@code rabbit} scenario: each run publishes the workload with confirms to a fresh durable
+ * queue (persistent messages, messageId = payment id), then times consuming all of it. {@code
+ * inbox} is the rabbit-adapter's {@link InboxRabbitConsumer}. {@code plain} is a hand-written
+ * manual-ack consumer batched the same way (the same prefetch, a batch is what arrived within the
+ * same linger after its first delivery), one transaction per batch, then one {@code multiple} ack,
+ * with duplicates filtered by an in-memory set: the upper bound. The queue is deleted after each
+ * run.
+ *
+ * <p>A run is timed from {@code basicConsume} until the last batch is acknowledged and the channel
+ * closed; it is correct when the payments check out and the closed channel left nothing unacked.
+ * The variants take turns run by run ({@link InterleavedRuns}).
+ */
+final class RabbitScenario {
+  /** The adapter's defaults, used by both variants. */
+  static final int PREFETCH = 100;
+
+  static final long LINGER_MILLIS = 5;
+
+  private static final long RUN_TIMEOUT_MINUTES = 10;
+
+  private final DataSource dataSource;
+  private final Workload workload;
+  private final Connection connection;
+  private final PaymentsSchema payments = new PaymentsSchema("bench_rabbit");
+
+  RabbitScenario(DataSource dataSource, Workload workload, Connection connection) {
+    this.dataSource = dataSource;
+    this.workload = workload;
+    this.connection = connection;
+  }
+
+  static Connection connect(String amqpUri) throws Exception {
+    ConnectionFactory factory = new ConnectionFactory();
+    factory.setUri(amqpUri);
+    return factory.newConnection("inbox-benchmarks");
+  }
+
+  static boolean runAll(BenchmarkRun run) throws Exception {
+    try (Connection connection = connect(run.options.amqpUri)) {
+      return new RabbitScenario(run.dataSource, run.workload, connection).measure(run);
+    }
+  }
+
+  private boolean measure(BenchmarkRun run) throws Exception {
+    boolean allCorrect = true;
+    double baseline = 0;
+    Map<String, BenchmarkRun.Repeated> results =
+        InterleavedRuns.repeat(run, List.of("plain", "inbox"), this::run);
+    for (String variant : results.keySet()) {
+      BenchmarkRun.Repeated result = results.get(variant);
+      double rate = workload.messages.size() / result.medianSeconds();
+      if (variant.equals("plain")) {
+        baseline = rate;
+      }
+      allCorrect &= result.correct();
+      run.print(
+          JsonLine.scenario("rabbit")
+              .put("variant", variant)
+              .put("prefetch", PREFETCH)
+              .put("messages", workload.messages.size())
+              .put("duplicate_rate", run.options.duplicateRate, 2)
+              .put("runs", run.options.runs)
+              .put("seconds", result.medianSeconds(), 3)
+              .put("msgs_per_s", rate, 0)
+              .put("ratio_vs_plain", rate / baseline, 3)
+              .put("run_seconds", result.runSeconds(), 3)
+              .put("correct", result.correct()));
+    }
+    return allCorrect;
+  }
+
+  /** One timed run of one variant on a fresh queue, checked and deleted afterwards. */
+  Measurement run(String variant) throws Exception {
+    payments.reset(dataSource);
+    String queue = "bench-rabbit-" + variant + "-" + UUID.randomUUID().toString().substring(0, 8);
+    try (Channel admin = connection.createChannel()) {
+      admin.queueDeclare(queue, true, false, false, null);
+      try {
+        publish(queue);
+        double seconds = variant.equals("inbox") ? runInbox(queue) : runPlain(queue);
+        boolean drained = admin.queueDeclarePassive(queue).getMessageCount() == 0;
+        return new Measurement(seconds, drained && payments.correct(dataSource, workload));
+      } finally {
+        admin.queueDelete(queue);
+      }
+    }
+  }
+
+  /** Publishes the workload in order, re-sends included, and waits for every confirm. */
+  private void publish(String queue) throws Exception {
+    try (Channel channel = connection.createChannel()) {
+      channel.confirmSelect();
+      int unconfirmed = 0;
+      for (Workload.Payment payment : workload.messages) {
+        AMQP.BasicProperties properties =
+            MessageProperties.PERSISTENT_BASIC.builder().messageId(payment.id()).build();
+        channel.basicPublish("", queue, properties, PaymentCodec.body(payment));
+        if (++unconfirmed == 1_000) {
+          channel.waitForConfirmsOrDie(60_000);
+          unconfirmed = 0;
+        }
+      }
+      channel.waitForConfirmsOrDie(60_000);
+    }
+  }
+
+  private double runInbox(String queue) throws Exception {
+    InboxSettings settings =
+        InboxSettings.builder().schema(payments.schema).janitorInterval(Duration.ZERO).build();
+    long total = workload.messages.size();
+    AtomicLong seen = new AtomicLong();
+    CountDownLatch allTaken = new CountDownLatch(1);
+    DeliveryKeyExtractor keys = DeliveryKeyExtractor.messageIdOrHeader();
+    try (Inbox inbox =
+        Inbox.builder().dataSource(dataSource).settings(settings).migrate(true).build()) {
+      InboxRabbitConsumer consumer =
+          InboxRabbitConsumer.builder()
+              .connection(connection)
+              .queue(queue)
+              .inbox(inbox)
+              .prefetch(PREFETCH)
+              .linger(Duration.ofMillis(LINGER_MILLIS))
+              // The key of every delivery is read once, as its batch starts: when the last one
+              // is read, the last batch is in flight, and close() finishes and acks it.
+              .keyExtractor(
+                  delivery -> {
+                    if (seen.incrementAndGet() == total) {
+                      allTaken.countDown();
+                    }
+                    return keys.keyOf(delivery);
+                  })
+              .handler(
+                  (delivery, tx) ->
+                      payments.apply(
+                          tx,
+                          PaymentCodec.payment(
+                              delivery.getProperties().getMessageId(), delivery.getBody())))
+              .build();
+      long start = System.nanoTime();
+      consumer.start();
+      try {
+        if (!allTaken.await(RUN_TIMEOUT_MINUTES, TimeUnit.MINUTES)) {
+          throw new IllegalStateException(
+              "the inbox consumer did not take all deliveries of " + queue);
+        }
+      } finally {
+        consumer.close();
+      }
+      return (System.nanoTime() - start) / 1e9;
+    }
+  }
+
+  private double runPlain(String queue) throws Exception {
+    Set<String> seen = new HashSet<>();
+    long total = workload.messages.size();
+    long consumed = 0;
+    long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(RUN_TIMEOUT_MINUTES);
+    BlockingQueue<Delivery> buffer = new LinkedBlockingQueue<>();
+    long start = System.nanoTime();
+    try (java.sql.Connection tx = dataSource.getConnection();
+        Channel channel = connection.createChannel()) {
+      tx.setAutoCommit(false);
+      channel.basicQos(PREFETCH);
+      String tag = channel.basicConsume(queue, false, (t, d) -> buffer.add(d), t -> {});
+      while (consumed < total) {
+        if (System.nanoTime() - deadline > 0) {
+          throw new IllegalStateException(
+              "the plain consumer did not take all deliveries of " + queue);
+        }
+        List<Delivery> batch = nextBatch(buffer);
+        if (batch.isEmpty()) {
+          continue;
+        }
+        long lastTag = 0;
+        for (Delivery delivery : batch) {
+          Workload.Payment payment =
+              PaymentCodec.payment(delivery.getProperties().getMessageId(), delivery.getBody());
+          if (seen.add(payment.id())) {
+            payments.apply(tx, payment);
+          }
+          lastTag = Math.max(lastTag, delivery.getEnvelope().getDeliveryTag());
+        }
+        tx.commit();
+        channel.basicAck(lastTag, true);
+        consumed += batch.size();
+      }
+      channel.basicCancel(tag);
+    }
+    return (System.nanoTime() - start) / 1e9;
+  }
+
+  /** The first delivery to arrive, then whatever else arrives within the linger. */
+  private static List<Delivery> nextBatch(BlockingQueue<Delivery> buffer)
+      throws InterruptedException {
+    List<Delivery> batch = new ArrayList<>();
+    Delivery first = buffer.poll(100, TimeUnit.MILLISECONDS);
+    if (first == null) {
+      return batch;
+    }
+    batch.add(first);
+    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(LINGER_MILLIS);
+    while (batch.size() < PREFETCH) {
+      buffer.drainTo(batch, PREFETCH - batch.size());
+      long remaining = deadline - System.nanoTime();
+      if (batch.size() >= PREFETCH || remaining <= 0) {
+        break;
+      }
+      Delivery next = buffer.poll(remaining, TimeUnit.NANOSECONDS);
+      if (next == null) {
+        break;
+      }
+      batch.add(next);
+    }
+    return batch;
+  }
+}

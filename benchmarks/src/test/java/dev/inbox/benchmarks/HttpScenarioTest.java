@@ -1,0 +1,24 @@
+package dev.inbox.benchmarks;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.zaxxer.hikari.HikariDataSource;
+import dev.inbox.testing.TestDataSources;
+import org.junit.jupiter.api.Test;
+
+/**
+ * 16 clients post 160 payments three times (no filter, first, replay): every answer is a 201, only
+ * the replays say so, and each path applied every payment exactly once.
+ */
+class HttpScenarioTest {
+
+  @Test
+  void everyVariantAnswersAsExpectedAndAppliesEveryPaymentOnce() throws Exception {
+    Workload workload = new Workload(200, 0.2, 7);
+    try (HikariDataSource dataSource = TestDataSources.pool(HttpScenario.POOL_SIZE)) {
+      HttpScenario.Latencies latencies = new HttpScenario(dataSource, workload).run();
+      assertThat(latencies.correct()).isTrue();
+      assertThat(latencies.nanos()).hasSize(3).allSatisfy(n -> assertThat(n).hasSize(160));
+    }
+  }
+}

@@ -1,0 +1,25 @@
+package dev.inbox.benchmarks;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.rabbitmq.client.Connection;
+import com.zaxxer.hikari.HikariDataSource;
+import dev.inbox.testing.TestDataSources;
+import dev.inbox.testing.TestRabbit;
+import org.junit.jupiter.api.Test;
+
+/** Both RabbitMQ variants must apply every distinct payment once and leave the queue drained. */
+class RabbitScenarioTest {
+
+  @Test
+  void bothVariantsApplyEveryDistinctPaymentOnceFromARealBroker() throws Exception {
+    Workload workload = new Workload(400, 0.2, 7);
+    try (HikariDataSource dataSource = TestDataSources.pool(4);
+        Connection connection = RabbitScenario.connect(TestRabbit.shared().uri())) {
+      RabbitScenario scenario = new RabbitScenario(dataSource, workload, connection);
+      for (String variant : new String[] {"plain", "inbox"}) {
+        assertThat(scenario.run(variant).correct()).as(variant).isTrue();
+      }
+    }
+  }
+}
