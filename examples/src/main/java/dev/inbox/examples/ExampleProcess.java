@@ -37,7 +37,7 @@ final class ExampleProcess implements AutoCloseable {
   }
 
   /** Starts the process (again), appending to the same log. */
-  void restart() throws IOException {
+  synchronized void restart() throws IOException {
     process =
         new ProcessBuilder(command)
             .redirectErrorStream(true)
@@ -46,13 +46,31 @@ final class ExampleProcess implements AutoCloseable {
   }
 
   /** SIGKILL: no shutdown hook runs, nothing is committed or acknowledged on the way out. */
-  void kill9() throws InterruptedException {
+  synchronized void kill9() throws InterruptedException {
     process.destroyForcibly();
     process.waitFor(30, TimeUnit.SECONDS);
   }
 
+  /**
+   * Starts the process again if it exited on its own, as a supervisor (systemd, Kubernetes) would.
+   * Returns its exit code then, else null.
+   */
+  synchronized Integer restartIfExited() throws IOException {
+    if (process.isAlive()) {
+      return null;
+    }
+    int exitCode = process.exitValue();
+    restart();
+    return exitCode;
+  }
+
   boolean isAlive() {
     return process.isAlive();
+  }
+
+  /** The subcommand it runs. */
+  String name() {
+    return command.get(command.indexOf(InboxExamples.class.getName()) + 1);
   }
 
   Path log() {
@@ -61,7 +79,7 @@ final class ExampleProcess implements AutoCloseable {
 
   /** SIGTERM, for a clean shutdown; SIGKILL if it does not exit within 30 seconds. */
   @Override
-  public void close() throws InterruptedException {
+  public synchronized void close() throws InterruptedException {
     if (process.isAlive()) {
       process.destroy();
       if (!process.waitFor(30, TimeUnit.SECONDS)) {

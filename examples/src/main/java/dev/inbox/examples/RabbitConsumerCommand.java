@@ -62,10 +62,10 @@ final class RabbitConsumerCommand implements Callable<Integer> {
     factory.setUri(amqpUri);
     try (ConsumerDatabase db = new ConsumerDatabase(jdbcUrl, 4);
         Connection connection = factory.newConnection("inbox-examples-rabbit-consumer")) {
-      RabbitTopology.Names names;
-      try (Channel channel = connection.createChannel()) {
-        names = PaymentQueues.declare(channel, queue);
-      }
+      // The declaring channel stays open: automatic recovery re-declares the topology on the
+      // channel that declared it, and fails noisily if that channel was closed.
+      Channel topology = connection.createChannel();
+      RabbitTopology.Names names = PaymentQueues.declare(topology, queue);
       InboxRabbitConsumer consumer =
           InboxRabbitConsumer.builder()
               .connection(connection)

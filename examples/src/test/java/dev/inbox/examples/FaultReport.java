@@ -29,7 +29,8 @@ final class FaultReport {
       Set<String> rabbitDeadLetters,
       Map<String, Set<String>> httpAnswers,
       long httpRequests,
-      List<String> faultsInjected) {}
+      List<String> faultsInjected,
+      List<String> selfExits) {}
 
   /** One line of the table. */
   record Check(String name, long expected, long actual) {
@@ -42,14 +43,18 @@ final class FaultReport {
   final List<String> faultsInjected;
   final long httpRequests;
 
-  private FaultReport(List<String> faultsInjected, long httpRequests) {
-    this.faultsInjected = faultsInjected;
-    this.httpRequests = httpRequests;
+  /** Children that exited on their own and were restarted; not a failure, but worth reading. */
+  final List<String> selfExits;
+
+  private FaultReport(Observed observed) {
+    this.faultsInjected = observed.faultsInjected();
+    this.httpRequests = observed.httpRequests();
+    this.selfExits = observed.selfExits();
   }
 
   static FaultReport collect(DataSource dataSource, Expected expected, Observed observed)
       throws SQLException {
-    FaultReport report = new FaultReport(observed.faultsInjected(), observed.httpRequests());
+    FaultReport report = new FaultReport(observed);
     Map<String, Map<String, Long>> rowsByChannel = paymentRows(dataSource);
     report.channel("kafka", expected.kafka(), rowsByChannel);
     report.channel("rabbit", expected.rabbit(), rowsByChannel);

@@ -25,6 +25,7 @@ import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
@@ -112,6 +113,12 @@ final class FaultRun {
       awaitHttpServer(httpPort);
       List<Future<?>> httpDone = clients.start();
 
+      // Children that exit on their own (a start that met a fault) are restarted, as a supervisor
+      // would; the report lists them.
+      List<String> selfExits = new java.util.concurrent.CopyOnWriteArrayList<>();
+      ScheduledExecutorService supervisor = Executors.newSingleThreadScheduledExecutor();
+      supervisor.scheduleWithFixedDelay(
+          () -> supervise(consumers, httpServer[0], selfExits), 500, 500, TimeUnit.MILLISECONDS);
       Random targets = new Random(seed + 5);
       FaultSchedule schedule = new FaultSchedule(seed + 6);
       schedule.add(
@@ -179,6 +186,8 @@ final class FaultRun {
         deadLetteredKafka.addAll(kafkaDeadLetters(bootstrap));
         deadLetteredRabbit.addAll(rabbitDeadLetters(amqpUri));
       }
+      supervisor.shutdownNow();
+      supervisor.awaitTermination(30, TimeUnit.SECONDS);
       for (ExampleProcess consumer : consumers) {
         consumer.close();
       }
@@ -188,7 +197,12 @@ final class FaultRun {
           new FaultReport.Expected(
               kafka, rabbit, http, kafkaPoison, rabbitPoison, scheduled, plan.faults()),
           new FaultReport.Observed(
-              deadLetteredKafka, deadLetteredRabbit, clients.answers(), clients.requests(), fired));
+              deadLetteredKafka,
+              deadLetteredRabbit,
+              clients.answers(),
+              clients.requests(),
+              fired,
+              selfExits));
     } finally {
       senders.shutdownNow();
       for (ExampleProcess consumer : consumers) {
@@ -199,6 +213,22 @@ final class FaultRun {
       }
       broker[0].close();
       deleteQueues(amqpUri);
+    }
+  }
+
+  private static void supervise(
+      List<ExampleProcess> consumers, ExampleProcess httpServer, List<String> selfExits) {
+    List<ExampleProcess> children = new ArrayList<>(consumers);
+    children.add(httpServer);
+    for (ExampleProcess child : children) {
+      try {
+        Integer exitCode = child.restartIfExited();
+        if (exitCode != null) {
+          selfExits.add(child.name() + " exited with " + exitCode + " (log " + child.log() + ")");
+        }
+      } catch (Exception e) {
+        selfExits.add(child.name() + " could not be restarted: " + e);
+      }
     }
   }
 

@@ -34,12 +34,14 @@ class FaultSuiteTest {
     long start = System.nanoTime();
     FaultReport report = new FaultRun(plan, seed).run();
     System.out.printf(
-        "fault suite (%s), seed %d, %.0f s, %d HTTP requests; faults injected:%n  %s%n%s",
+        "fault suite (%s), seed %d, %.0f s, %d HTTP requests; faults injected:%n  %s%n"
+            + "children that exited on their own and were restarted: %s%n%s",
         name,
         seed,
         (System.nanoTime() - start) / 1e9,
         report.httpRequests,
         String.join("\n  ", report.faultsInjected),
+        report.selfExits.isEmpty() ? "none" : "\n  " + String.join("\n  ", report.selfExits),
         report.table());
     assertThat(report.passed()).as("seed %d:%n%s", seed, report.table()).isTrue();
   }
