@@ -24,6 +24,7 @@ public final class InboxBenchmarks implements Callable<Integer> {
 
   static {
     SCENARIOS.put("core", run -> new CoreScenario(run.dataSource, run.workload).runAll(run));
+    SCENARIOS.put("peers", run -> new PeersScenario(run.dataSource, run.workload).runAll(run));
   }
 
   @Option(
