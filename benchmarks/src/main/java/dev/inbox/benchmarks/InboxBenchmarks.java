@@ -17,7 +17,9 @@ import picocli.CommandLine.Option;
 @Command(
     name = "inbox-benchmarks",
     mixinStandardHelpOptions = true,
-    description = "Throughput of the inbox against a no-deduplication baseline, as JSON lines.")
+    description =
+        "Throughput and latency of the inbox against a no-deduplication baseline and its peers,"
+            + " as JSON lines.")
 public final class InboxBenchmarks implements Callable<Integer> {
   /** Every scenario by its {@code --scenario} name, in the order the help lists them. */
   static final Map<String, Scenario> SCENARIOS = new LinkedHashMap<>();
