@@ -22,11 +22,17 @@ import javax.sql.DataSource;
 final class CoreScenario {
   private final DataSource dataSource;
   private final Workload workload;
-  private final PaymentsSchema payments = new PaymentsSchema("bench_core");
+  private final PaymentsSchema payments;
 
   CoreScenario(DataSource dataSource, Workload workload) {
+    this(dataSource, workload, "bench_core");
+  }
+
+  /** On the given schema, so that another scenario can measure the inbox beside its peers. */
+  CoreScenario(DataSource dataSource, Workload workload, String schema) {
     this.dataSource = dataSource;
     this.workload = workload;
+    this.payments = new PaymentsSchema(schema);
   }
 
   /** Every batch size, {@code nodedup} first as the baseline of the same run. */

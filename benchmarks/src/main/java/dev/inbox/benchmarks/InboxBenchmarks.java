@@ -17,7 +17,9 @@ import picocli.CommandLine.Option;
 @Command(
     name = "inbox-benchmarks",
     mixinStandardHelpOptions = true,
-    description = "Throughput of the inbox against a no-deduplication baseline, as JSON lines.")
+    description =
+        "Throughput and latency of the inbox against a no-deduplication baseline and its peers,"
+            + " as JSON lines.")
 public final class InboxBenchmarks implements Callable<Integer> {
   /** Every scenario by its {@code --scenario} name, in the order the help lists them. */
   static final Map<String, Scenario> SCENARIOS = new LinkedHashMap<>();
@@ -28,6 +30,16 @@ public final class InboxBenchmarks implements Callable<Integer> {
     SCENARIOS.put("rabbit", RabbitScenario::runAll);
     SCENARIOS.put("http", HttpScenario::runAll);
     SCENARIOS.put("memory", MemoryScenario::runAll);
+    SCENARIOS.put("peers", run -> new PeersScenario(run.dataSource, run.workload).runAll(run));
+    SCENARIOS.put(
+        "scale",
+        run ->
+            new ScaleScenario(
+                    run.dataSource,
+                    run.options.scaleRows,
+                    run.options.scaleClaims,
+                    run.options.purgeRows)
+                .runAll(run));
   }
 
   @Option(
@@ -74,6 +86,29 @@ public final class InboxBenchmarks implements Callable<Integer> {
   List<Integer> batchSizes;
 
   @Option(
+      names = "--scale-rows",
+      defaultValue = "0,1000000,10000000",
+      split = ",",
+      description =
+          "Pre-filled inbox rows of the scale scenario; the first is the baseline of the ratio"
+              + " (default: ${DEFAULT-VALUE}).")
+  List<Long> scaleRows;
+
+  @Option(
+      names = "--scale-claims",
+      defaultValue = "5000",
+      description =
+          "Timed single claims per size of the scale scenario (default: ${DEFAULT-VALUE}).")
+  int scaleClaims;
+
+  @Option(
+      names = "--purge-rows",
+      defaultValue = "1000000",
+      description =
+          "Expired rows the scale scenario purges while claims go on (default: ${DEFAULT-VALUE}).")
+  long purgeRows;
+
+  @Option(
       names = "--runs",
       defaultValue = "3",
       description =
@@ -103,6 +138,16 @@ public final class InboxBenchmarks implements Callable<Integer> {
       throw new CommandLine.ParameterException(
           new CommandLine(this),
           "need --messages >= 1, --runs >= 1, --warmup >= 0 and 0 <= --duplicate-rate < 1");
+    }
+    if (scaleClaims < 1 || purgeRows < 0 || scaleRows.stream().anyMatch(rows -> rows < 0)) {
+      throw new CommandLine.ParameterException(
+          new CommandLine(this),
+          "need --scale-claims >= 1, --purge-rows >= 0 and every --scale-rows >= 0, but got "
+              + scaleClaims
+              + ", "
+              + purgeRows
+              + " and "
+              + scaleRows);
     }
     for (String scenario : scenarios) {
       if (!SCENARIOS.containsKey(scenario)) {
