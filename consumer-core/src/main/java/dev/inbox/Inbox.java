@@ -138,6 +138,20 @@ public interface Inbox extends AutoCloseable {
   /** The record of a key, for operators. */
   Optional<InboxRecord> find(String scope, String key);
 
+  /**
+   * What a claim of the key would answer, when the key is settled already: {@code DUPLICATE} (with
+   * its stored result), {@code MISMATCH}, {@code GAVE_UP}, or {@code IN_PROGRESS} under a live
+   * lease. Empty when a claim could be {@code NEW} (or would wait on a transaction in flight).
+   *
+   * <p>It only reads: no lock, no write, one round trip on a connection of its own. A settled key
+   * never becomes claimable again except through {@link #release} or {@link #purgeExpired}, so a
+   * caller that expects many retries (an HTTP API) can answer them from here and claim only when
+   * this is empty.
+   *
+   * @param fingerprint of the request, checked against the stored one; null skips the check
+   */
+  Optional<Claim> lookup(String scope, String key, byte[] fingerprint);
+
   /** Frees a {@code FAILED} (or given-up) key for reprocessing, such as replaying a dead letter. */
   ReleaseResult release(String scope, String key);
 

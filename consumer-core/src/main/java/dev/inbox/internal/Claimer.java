@@ -32,6 +32,9 @@ import org.postgresql.PGStatement;
 final class Claimer {
   private static final int ROUNDS = 5;
 
+  /** The savepoint around a claim in the caller's transaction; unlikely to clash with theirs. */
+  private static final String CALLER_SAVEPOINT = "inbox_claim_savepoint";
+
   /** One key to claim, with the fingerprint to check (null: no check). */
   record Request(String key, byte[] fingerprint) {}
 
@@ -140,6 +143,75 @@ final class Claimer {
       }
       throw e;
     }
+  }
+
+  /**
+   * Claims one key in a transaction the caller owns, under the inbox's lock timeout and a
+   * savepoint, so that a lock timeout answers IN_PROGRESS and leaves the caller's transaction and
+   * its own lock_timeout as they were. Three round trips: the savepoint with the lock timeout set
+   * inside it (rolling back to the savepoint restores the caller's), the claim, and the release
+   * with the caller's lock timeout set back.
+   */
+  Claim claimInCallersTransaction(Connection connection, String scope, Request request, Instant now)
+      throws SQLException {
+    String callersLockTimeout;
+    try (Statement statement = connection.createStatement()) {
+      statement.execute(
+          "SAVEPOINT "
+              + CALLER_SAVEPOINT
+              + "; SELECT current_setting('lock_timeout'), set_config('lock_timeout', '"
+              + settings.lockTimeout().toMillis()
+              + "ms', true)");
+      callersLockTimeout = firstColumnOfFirstResultSet(statement);
+    }
+    try {
+      Claim claim =
+          claim(connection, scope, List.of(request), null, now, RecordState.IN_PROGRESS)
+              .get(request.key());
+      try (PreparedStatement release =
+          connection.prepareStatement(
+              "RELEASE SAVEPOINT "
+                  + CALLER_SAVEPOINT
+                  + "; SELECT set_config('lock_timeout', ?, true)")) {
+        release.setString(1, callersLockTimeout);
+        release.execute();
+      }
+      return claim;
+    } catch (SQLException e) {
+      try (Statement statement = connection.createStatement()) {
+        statement.execute(
+            "ROLLBACK TO SAVEPOINT "
+                + CALLER_SAVEPOINT
+                + "; RELEASE SAVEPOINT "
+                + CALLER_SAVEPOINT);
+      }
+      if (SqlStates.isLockTimeout(e)) {
+        return lockedElsewhere(scope, request.key());
+      }
+      throw e;
+    }
+  }
+
+  private static String firstColumnOfFirstResultSet(Statement statement) throws SQLException {
+    while (statement.getResultSet() == null) {
+      if (!statement.getMoreResults() && statement.getUpdateCount() == -1) {
+        throw new IllegalStateException("the statement returned no rows, which indicates a bug");
+      }
+    }
+    try (ResultSet rs = statement.getResultSet()) {
+      rs.next();
+      return rs.getString(1);
+    }
+  }
+
+  /** The answer a claim would give for a settled key, or null when a claim could be NEW. */
+  Claim settled(Connection connection, String scope, Request request, Instant now)
+      throws SQLException {
+    Map<String, Request> pending = new LinkedHashMap<>();
+    pending.put(request.key(), request);
+    Map<String, Claim> claims = new HashMap<>();
+    classify(connection, scope, pending, now, claims);
+    return claims.get(request.key());
   }
 
   /** The answer when another transaction held the key past lockTimeout. */

@@ -173,20 +173,9 @@ public final class PostgresInbox implements Inbox {
                 + " use execute(...) to let the inbox own the transaction");
       }
       long start = System.nanoTime();
-      String previousTimeout = setLocalLockTimeout(transaction);
-      Claim claim;
-      try {
-        claim =
-            claimer.claimUnderSavepoint(
-                transaction,
-                scope,
-                new Claimer.Request(key, fingerprint),
-                null,
-                now(),
-                RecordState.IN_PROGRESS);
-      } finally {
-        restoreLockTimeout(transaction, previousTimeout);
-      }
+      Claim claim =
+          claimer.claimInCallersTransaction(
+              transaction, scope, new Claimer.Request(key, fingerprint), now());
       settings.listener().claimLatency(scope, Claimer.since(start));
       settings.listener().claimed(scope, claim.outcome(), 1);
       return claim;
@@ -321,6 +310,18 @@ public final class PostgresInbox implements Inbox {
       return find(connection, scope, key);
     } catch (SQLException e) {
       throw new InboxDatabaseException(scope, key, "find failed", e);
+    }
+  }
+
+  @Override
+  public Optional<Claim> lookup(String scope, String key, byte[] fingerprint) {
+    InboxKeys.validateScope(scope);
+    InboxKeys.validateKey(key);
+    try (Connection connection = dataSource.getConnection()) {
+      return Optional.ofNullable(
+          claimer.settled(connection, scope, new Claimer.Request(key, fingerprint), now()));
+    } catch (SQLException e) {
+      throw new InboxDatabaseException(scope, key, "lookup failed", e);
     }
   }
 
@@ -529,26 +530,6 @@ public final class PostgresInbox implements Inbox {
       try (ResultSet rs = ps.executeQuery()) {
         return rs.next() ? Optional.of(Rows.record(rs)) : Optional.empty();
       }
-    }
-  }
-
-  private String setLocalLockTimeout(Connection connection) throws SQLException {
-    try (PreparedStatement ps =
-        connection.prepareStatement(
-            "SELECT current_setting('lock_timeout'), set_config('lock_timeout', ?, true)")) {
-      ps.setString(1, settings.lockTimeout().toMillis() + "ms");
-      try (ResultSet rs = ps.executeQuery()) {
-        rs.next();
-        return rs.getString(1);
-      }
-    }
-  }
-
-  private void restoreLockTimeout(Connection connection, String previous) throws SQLException {
-    try (PreparedStatement ps =
-        connection.prepareStatement("SELECT set_config('lock_timeout', ?, true)")) {
-      ps.setString(1, previous);
-      ps.executeQuery().close();
     }
   }
 
