@@ -30,8 +30,17 @@ class BringYourOwnTransactionTest extends InboxTestSupport {
     try (Connection tx = dataSource.getConnection()) {
       tx.setAutoCommit(false);
       effect(tx, "orders", "unrelated-write-before", 1);
+      try (Statement s = tx.createStatement()) {
+        s.execute("SET LOCAL lock_timeout = '7s'");
+      }
       Claim duplicate = inbox.claim(tx, "orders", "o-1", null);
       assertThat(duplicate.outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
+      // Answered from the first read, and still the caller's lock timeout afterwards.
+      try (Statement s = tx.createStatement();
+          ResultSet rs = s.executeQuery("SHOW lock_timeout")) {
+        rs.next();
+        assertThat(rs.getString(1)).isEqualTo("7s");
+      }
       // The transaction is not aborted: the caller goes on and commits its other work.
       effect(tx, "orders", "unrelated-write-after", 1);
       tx.commit();
