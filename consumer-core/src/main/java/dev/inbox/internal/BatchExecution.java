@@ -190,10 +190,9 @@ final class BatchExecution<T> {
       requests.add(new Claimer.Request(item.key(), item.fingerprint()));
     }
     long start = System.nanoTime();
-    claimer.configureTransaction(connection);
     Map<String, Claim> claims;
     try {
-      claims = claimer.claim(connection, scope, requests, null, now(), writtenAs);
+      claims = claimer.claimAsFirstStatement(connection, scope, requests, null, now(), writtenAs);
     } catch (SQLException e) {
       if (!SqlStates.isLockTimeout(e)) {
         throw e;

@@ -53,11 +53,14 @@ final class Claimer {
    */
   void configureTransaction(Connection connection) throws SQLException {
     try (Statement statement = connection.createStatement()) {
-      statement.execute(
-          "SET TRANSACTION ISOLATION LEVEL READ COMMITTED; SET LOCAL lock_timeout = '"
-              + settings.lockTimeout().toMillis()
-              + "ms'");
+      statement.execute(transactionConfiguration());
     }
+  }
+
+  private String transactionConfiguration() {
+    return "SET TRANSACTION ISOLATION LEVEL READ COMMITTED; SET LOCAL lock_timeout = '"
+        + settings.lockTimeout().toMillis()
+        + "ms'";
   }
 
   /**
@@ -86,6 +89,34 @@ final class Claimer {
       Instant now,
       RecordState writtenAs)
       throws SQLException {
+    return claimRounds(connection, scope, requests, leaseOwner, now, writtenAs, false);
+  }
+
+  /**
+   * {@link #configureTransaction} and {@link #claim(Connection, String, List, String, Instant,
+   * RecordState)} in one round trip: the claim's statement carries the configuration. Only for a
+   * transaction the inbox owns and that has run nothing yet.
+   */
+  Map<String, Claim> claimAsFirstStatement(
+      Connection connection,
+      String scope,
+      List<Request> requests,
+      String leaseOwner,
+      Instant now,
+      RecordState writtenAs)
+      throws SQLException {
+    return claimRounds(connection, scope, requests, leaseOwner, now, writtenAs, true);
+  }
+
+  private Map<String, Claim> claimRounds(
+      Connection connection,
+      String scope,
+      List<Request> requests,
+      String leaseOwner,
+      Instant now,
+      RecordState writtenAs,
+      boolean configureFirst)
+      throws SQLException {
     if (writtenAs == RecordState.FAILED
         || (writtenAs == RecordState.COMPLETED && leaseOwner != null)) {
       throw new IllegalArgumentException(
@@ -97,7 +128,10 @@ final class Claimer {
     Instant leaseEnd = leaseOwner == null ? null : now.plus(settings.leaseDuration());
     int takenOver = 0;
     for (int round = 0; round < ROUNDS && !pending.isEmpty(); round++) {
-      takenOver += upsert(connection, scope, pending, leaseOwner, leaseEnd, now, writtenAs, claims);
+      boolean configure = configureFirst && round == 0;
+      takenOver +=
+          upsert(
+              connection, scope, pending, leaseOwner, leaseEnd, now, writtenAs, claims, configure);
       if (!pending.isEmpty()) {
         classify(connection, scope, pending, now, claims);
       }
@@ -162,7 +196,10 @@ final class Claimer {
               + "; SELECT current_setting('lock_timeout'), set_config('lock_timeout', '"
               + settings.lockTimeout().toMillis()
               + "ms', true)");
-      callersLockTimeout = firstColumnOfFirstResultSet(statement);
+      try (ResultSet rs = currentResultSet(statement)) {
+        rs.next();
+        callersLockTimeout = rs.getString(1);
+      }
     }
     try {
       Claim claim =
@@ -192,16 +229,16 @@ final class Claimer {
     }
   }
 
-  private static String firstColumnOfFirstResultSet(Statement statement) throws SQLException {
-    while (statement.getResultSet() == null) {
+  /** The current result set of a multi-statement execution, past any update counts. */
+  private static ResultSet currentResultSet(Statement statement) throws SQLException {
+    ResultSet rs = statement.getResultSet();
+    while (rs == null) {
       if (!statement.getMoreResults() && statement.getUpdateCount() == -1) {
         throw new IllegalStateException("the statement returned no rows, which indicates a bug");
       }
+      rs = statement.getResultSet();
     }
-    try (ResultSet rs = statement.getResultSet()) {
-      rs.next();
-      return rs.getString(1);
-    }
+    return rs;
   }
 
   /** The answer a claim would give for a settled key, or null when a claim could be NEW. */
@@ -227,7 +264,8 @@ final class Claimer {
       Instant leaseEnd,
       Instant now,
       RecordState writtenAs,
-      Map<String, Claim> claims)
+      Map<String, Claim> claims,
+      boolean configure)
       throws SQLException {
     String[] keys = pending.keySet().toArray(new String[0]);
     byte[][] fingerprints = new byte[keys.length][];
@@ -235,7 +273,8 @@ final class Claimer {
       fingerprints[i] = pending.get(keys[i]).fingerprint();
     }
     int takenOver = 0;
-    try (PreparedStatement ps = connection.prepareStatement(sql.claim)) {
+    String statement = configure ? transactionConfiguration() + "; " + sql.claim : sql.claim;
+    try (PreparedStatement ps = connection.prepareStatement(statement)) {
       ps.setString(1, scope);
       ps.setString(2, writtenAs.name());
       ps.setString(3, leaseOwner);
@@ -247,7 +286,8 @@ final class Claimer {
       ps.setArray(9, connection.createArrayOf("bytea", fingerprints));
       ps.setInt(10, settings.maxAttempts());
       ps.setObject(11, Rows.timestamp(now));
-      try (ResultSet rs = ps.executeQuery()) {
+      ps.execute();
+      try (ResultSet rs = currentResultSet(ps)) {
         while (rs.next()) {
           String key = rs.getString(1);
           int attempts = rs.getInt(2);

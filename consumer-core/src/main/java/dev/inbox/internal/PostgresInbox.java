@@ -85,7 +85,6 @@ public final class PostgresInbox implements Inbox {
     Connection connection = null;
     try {
       connection = Transactions.begin(dataSource);
-      claimer.configureTransaction(connection);
       Claim claim = claimOne(connection, scope, request);
       if (!claim.isNew()) {
         connection.rollback();
@@ -208,18 +207,18 @@ public final class PostgresInbox implements Inbox {
     Connection connection = null;
     try {
       connection = Transactions.begin(dataSource);
-      claimer.configureTransaction(connection);
       long start = System.nanoTime();
       Claim claim;
       try {
         claim =
             claimer
-                .claim(
+                .claimAsFirstStatement(
                     connection,
                     scope,
                     List.of(new Claimer.Request(key, fingerprint)),
                     settings.ownerId(),
-                    now())
+                    now(),
+                    RecordState.IN_PROGRESS)
                 .get(key);
         connection.commit();
       } catch (SQLException e) {
@@ -406,7 +405,8 @@ public final class PostgresInbox implements Inbox {
       // state.
       claim =
           claimer
-              .claim(connection, scope, List.of(request), null, now(), RecordState.COMPLETED)
+              .claimAsFirstStatement(
+                  connection, scope, List.of(request), null, now(), RecordState.COMPLETED)
               .get(request.key());
     } catch (SQLException e) {
       if (!SqlStates.isLockTimeout(e)) {
