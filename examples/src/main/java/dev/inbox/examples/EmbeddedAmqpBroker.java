@@ -39,6 +39,7 @@ final class EmbeddedAmqpBroker implements AutoCloseable {
     attributes.put(SystemConfig.INITIAL_CONFIGURATION_LOCATION, config.toExternalForm());
     attributes.put(SystemConfig.STARTUP_LOGGED_TO_SYSTEM_OUT, false);
     attributes.put(SystemConfig.CONTEXT, context);
+    keepQpidFromHaltingTheJvm();
     SystemLauncher launcher = new SystemLauncher();
     try {
       launcher.startup(attributes);
@@ -46,6 +47,18 @@ final class EmbeddedAmqpBroker implements AutoCloseable {
       throw new IOException("the embedded AMQP broker (Qpid Broker-J) did not start: " + e, e);
     }
     return new EmbeddedAmqpBroker(launcher, port);
+  }
+
+  /**
+   * Qpid's housekeeping threads call {@code Runtime.halt(1)} when a task throws and no default
+   * uncaught-exception handler is set, which would turn the demo's exit code into a lie (and kill a
+   * test JVM). With a handler, they log instead.
+   */
+  private static void keepQpidFromHaltingTheJvm() {
+    if (Thread.getDefaultUncaughtExceptionHandler() == null) {
+      Thread.setDefaultUncaughtExceptionHandler(
+          (thread, e) -> System.err.println("uncaught in " + thread.getName() + ": " + e));
+    }
   }
 
   String uri() {

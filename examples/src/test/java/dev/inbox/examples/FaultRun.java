@@ -83,6 +83,12 @@ final class FaultRun {
     ExecutorService senders = Executors.newFixedThreadPool(3);
     List<ExampleProcess> consumers = new ArrayList<>();
     ExampleProcess[] httpServer = new ExampleProcess[1];
+    // The broker lives in this (the test) JVM: a fatal fault in it must fail the run, not halt
+    // the JVM under Maven's feet, so Kafka's halt is turned into a printed line.
+    org.apache.kafka.common.utils.Exit.setHaltProcedure(
+        (code, message) ->
+            System.out.println(
+                "the embedded Kafka broker asked to halt (" + code + "): " + message));
     EmbeddedKafkaBroker[] broker = {EmbeddedKafkaBroker.start(0, kafkaDir)};
     int kafkaPort = broker[0].port();
     String bootstrap = broker[0].bootstrapServers();
@@ -212,6 +218,7 @@ final class FaultRun {
         httpServer[0].close();
       }
       broker[0].close();
+      org.apache.kafka.common.utils.Exit.resetHaltProcedure();
       deleteQueues(amqpUri);
     }
   }
