@@ -9,6 +9,7 @@ import com.rabbitmq.client.GetResponse;
 import com.rabbitmq.client.impl.LongStringHelper;
 import dev.inbox.Inbox;
 import dev.inbox.testing.PaymentStream;
+import dev.inbox.testing.TestRabbit;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -138,6 +139,54 @@ class RabbitExactlyOnceTest extends RabbitTestSupport {
 
   private static String reason(GetResponse deadLetter) {
     return deadLetter.getProps().getHeaders().get(InboxRabbitConsumer.REASON_HEADER).toString();
+  }
+
+  @Test
+  void aQuorumQueuesDeliveryCountCountsTowardMaxAttempts() throws Exception {
+    String quorum = TestRabbit.newQueueName("quorum");
+    try (Channel channel = connection.createChannel()) {
+      channel.queueDeclare(quorum, true, false, false, Map.of("x-queue-type", "quorum"));
+      channel.confirmSelect();
+      AMQP.BasicProperties properties =
+          new AMQP.BasicProperties.Builder().messageId("q-1").deliveryMode(2).build();
+      channel.basicPublish("", quorum, properties, "5".getBytes(StandardCharsets.UTF_8));
+      channel.waitForConfirmsOrDie(10_000);
+      // Three deliveries returned unprocessed: the broker counts them, the inbox never saw them.
+      for (int i = 0; i < 3; i++) {
+        GetResponse[] got = new GetResponse[1];
+        await(
+            "the quorum queue's message",
+            Duration.ofSeconds(10),
+            () -> (got[0] = channel.basicGet(quorum, false)) != null);
+        channel.basicNack(got[0].getEnvelope().getDeliveryTag(), false, true);
+      }
+    }
+    try {
+      Inbox inbox = inbox(settings().maxAttempts(3).build());
+      started(
+          consumer(inbox, connection)
+              .queue(quorum)
+              .handler(
+                  (delivery, tx) -> {
+                    throw new IllegalStateException("cannot apply this payment");
+                  }));
+      await(
+          "the dead letter",
+          Duration.ofSeconds(30),
+          () -> readyMessages(queue.deadLetterQueue()) == 1);
+      // Attempt 4 by the broker's count: dead-lettered after the inbox's first attempt, not third.
+      assertThat(inbox.find(quorum, "q-1").orElseThrow().attempts()).isEqualTo(1);
+      try (Channel channel = connection.createChannel()) {
+        GetResponse dead = channel.basicGet(queue.deadLetterQueue(), true);
+        assertThat(dead.getProps().getMessageId()).isEqualTo("q-1");
+        assertThat(dead.getProps().getHeaders().get(InboxRabbitConsumer.ATTEMPTS_HEADER))
+            .isEqualTo(4);
+      }
+    } finally {
+      try (Channel channel = connection.createChannel()) {
+        channel.queueDelete(quorum);
+      }
+    }
   }
 
   @Test
