@@ -97,6 +97,17 @@ public interface Inbox extends AutoCloseable {
   Claim claim(Connection transaction, String scope, String key, byte[] fingerprint);
 
   /**
+   * Like {@link #claim(Connection, String, String, byte[])}, as the first statement of a
+   * transaction the caller has just begun for this claim: one round trip instead of three, because
+   * it needs no savepoint. The inbox sets the transaction's isolation (READ COMMITTED) and lock
+   * timeout. Unless the claim is {@code NEW}, roll the transaction back: after a lock timeout
+   * ({@code IN_PROGRESS}) it is aborted.
+   *
+   * @throws IllegalArgumentException when the connection is in auto-commit mode
+   */
+  Claim claimAtStart(Connection transaction, String scope, String key, byte[] fingerprint);
+
+  /**
    * Marks a {@code NEW} claim made with {@link #claim(Connection, String, String, byte[])}
    * completed.
    */

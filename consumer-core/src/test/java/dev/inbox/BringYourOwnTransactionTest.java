@@ -92,6 +92,52 @@ class BringYourOwnTransactionTest extends InboxTestSupport {
   }
 
   @Test
+  void claim_at_start_claims_once_answers_duplicates_and_times_out_as_in_progress()
+      throws Exception {
+    Inbox inbox = inbox(s -> s.lockTimeout(Duration.ofMillis(200)));
+    try (Connection tx = dataSource.getConnection()) {
+      tx.setAutoCommit(false);
+      Claim claim = inbox.claimAtStart(tx, "orders", "o-3", null);
+      assertThat(claim.outcome()).isEqualTo(ClaimOutcome.NEW);
+      effect(tx, "orders", "o-3", 5);
+      inbox.complete(tx, claim, null);
+      tx.commit();
+    }
+    try (Connection tx = dataSource.getConnection()) {
+      tx.setAutoCommit(false);
+      assertThat(inbox.claimAtStart(tx, "orders", "o-3", null).outcome())
+          .isEqualTo(ClaimOutcome.DUPLICATE);
+      tx.rollback();
+    }
+    CountDownLatch held = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    ExecutorService pool = Executors.newSingleThreadExecutor();
+    Future<Execution> holder =
+        pool.submit(
+            () ->
+                inbox.execute(
+                    "orders",
+                    "o-4",
+                    tx -> {
+                      held.countDown();
+                      release.await();
+                      return null;
+                    }));
+    held.await();
+    try (Connection tx = dataSource.getConnection()) {
+      tx.setAutoCommit(false);
+      assertThat(inbox.claimAtStart(tx, "orders", "o-4", null).outcome())
+          .isEqualTo(ClaimOutcome.IN_PROGRESS);
+      tx.rollback();
+    } finally {
+      release.countDown();
+    }
+    assertThat(holder.get(10, TimeUnit.SECONDS).executed()).isTrue();
+    pool.shutdown();
+    assertThat(effects("o-3")).isEqualTo(1);
+  }
+
+  @Test
   void a_rolled_back_caller_transaction_leaves_no_claim_and_record_failure_counts_it()
       throws Exception {
     Inbox inbox = inbox(s -> s.maxAttempts(1));

@@ -166,11 +166,7 @@ public final class PostgresInbox implements Inbox {
     InboxKeys.validateScope(scope);
     InboxKeys.validateKey(key);
     try {
-      if (transaction.getAutoCommit()) {
-        throw new IllegalArgumentException(
-            "claim(Connection, ...) needs a connection inside a transaction (autoCommit=false);"
-                + " use execute(...) to let the inbox own the transaction");
-      }
+      requireTransaction(transaction);
       long start = System.nanoTime();
       Claim claim =
           claimer.claimInCallersTransaction(
@@ -180,6 +176,39 @@ public final class PostgresInbox implements Inbox {
       return claim;
     } catch (SQLException e) {
       throw new InboxDatabaseException(scope, key, "claim on the caller's transaction failed", e);
+    }
+  }
+
+  @Override
+  public Claim claimAtStart(Connection transaction, String scope, String key, byte[] fingerprint) {
+    InboxKeys.validateScope(scope);
+    InboxKeys.validateKey(key);
+    try {
+      requireTransaction(transaction);
+      long start = System.nanoTime();
+      Claim claim;
+      try {
+        claim =
+            claimer
+                .claimAsFirstStatement(
+                    transaction,
+                    scope,
+                    List.of(new Claimer.Request(key, fingerprint)),
+                    null,
+                    now(),
+                    RecordState.IN_PROGRESS)
+                .get(key);
+      } catch (SQLException e) {
+        if (!SqlStates.isLockTimeout(e)) {
+          throw e;
+        }
+        claim = claimer.lockedElsewhere(scope, key);
+      }
+      settings.listener().claimLatency(scope, Claimer.since(start));
+      settings.listener().claimed(scope, claim.outcome(), 1);
+      return claim;
+    } catch (SQLException e) {
+      throw new InboxDatabaseException(scope, key, "claim at the start of a transaction failed", e);
     }
   }
 
@@ -530,6 +559,14 @@ public final class PostgresInbox implements Inbox {
       try (ResultSet rs = ps.executeQuery()) {
         return rs.next() ? Optional.of(Rows.record(rs)) : Optional.empty();
       }
+    }
+  }
+
+  private static void requireTransaction(Connection transaction) throws SQLException {
+    if (transaction.getAutoCommit()) {
+      throw new IllegalArgumentException(
+          "claim(Connection, ...) needs a connection inside a transaction (autoCommit=false);"
+              + " use execute(...) to let the inbox own the transaction");
     }
   }
 

@@ -1,8 +1,12 @@
 package dev.inbox.examples;
 
+import com.rabbitmq.client.Channel;
+import com.rabbitmq.client.Connection;
+import com.rabbitmq.client.ConnectionFactory;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.inbox.Inbox;
 import dev.inbox.InboxSettings;
+import dev.inbox.rabbit.RabbitTopology;
 import java.io.PrintStream;
 import java.net.http.HttpResponse;
 import java.util.ArrayList;
@@ -119,6 +123,24 @@ final class DemoRun {
       for (ExampleProcess child : children) {
         child.close();
       }
+      deleteQueues();
+    }
+  }
+
+  /** The run's queues live on the user's broker, so they go when the run is over. */
+  private void deleteQueues() {
+    ConnectionFactory factory = new ConnectionFactory();
+    try {
+      factory.setUri(services.amqpUri);
+      try (Connection connection = factory.newConnection("inbox-demo-cleanup");
+          Channel channel = connection.createChannel()) {
+        RabbitTopology.Names names = RabbitTopology.names(queue);
+        channel.queueDelete(names.queue());
+        channel.queueDelete(names.deadLetterQueue());
+        channel.exchangeDelete(names.deadLetterExchange());
+      }
+    } catch (Exception e) {
+      out.println("Could not delete the demo's queues " + queue + "*: " + e);
     }
   }
 

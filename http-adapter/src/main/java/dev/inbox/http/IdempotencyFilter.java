@@ -409,7 +409,8 @@ public final class IdempotencyFilter implements Filter {
     try (Connection tx = dataSource.getConnection()) {
       tx.setAutoCommit(false);
       try {
-        Claim claim = inbox.claim(tx, keyed.scope(), keyed.key(), keyed.fingerprint());
+        // The filter begins this transaction for the claim, so the cheaper claim applies.
+        Claim claim = inbox.claimAtStart(tx, keyed.scope(), keyed.key(), keyed.fingerprint());
         if (!claim.isNew()) {
           tx.rollback();
           return answerExisting(claim, response, exchange);
