@@ -85,7 +85,9 @@ public final class PostgresInbox implements Inbox {
     Connection connection = null;
     try {
       connection = Transactions.begin(dataSource);
-      Claim claim = claimOne(connection, scope, request);
+      // execute() commits only when its handler succeeded, so the row is written in its final
+      // state.
+      Claim claim = claimFirst(connection, scope, request, null, RecordState.COMPLETED);
       if (!claim.isNew()) {
         connection.rollback();
         return new Execution(claim, claim.storedResult());
@@ -185,31 +187,41 @@ public final class PostgresInbox implements Inbox {
     InboxKeys.validateKey(key);
     try {
       requireTransaction(transaction);
-      long start = System.nanoTime();
-      Claim claim;
-      try {
-        claim =
-            claimer
-                .claimAsFirstStatement(
-                    transaction,
-                    scope,
-                    List.of(new Claimer.Request(key, fingerprint)),
-                    null,
-                    now(),
-                    RecordState.IN_PROGRESS)
-                .get(key);
-      } catch (SQLException e) {
-        if (!SqlStates.isLockTimeout(e)) {
-          throw e;
-        }
-        claim = claimer.lockedElsewhere(scope, key);
-      }
-      settings.listener().claimLatency(scope, Claimer.since(start));
-      settings.listener().claimed(scope, claim.outcome(), 1);
-      return claim;
+      return claimFirst(
+          transaction, scope, new Claimer.Request(key, fingerprint), null, RecordState.IN_PROGRESS);
     } catch (SQLException e) {
       throw new InboxDatabaseException(scope, key, "claim at the start of a transaction failed", e);
     }
+  }
+
+  /**
+   * One key claimed by the first statement of a fresh transaction; a lock timeout answers
+   * IN_PROGRESS and leaves the transaction aborted.
+   */
+  private Claim claimFirst(
+      Connection connection,
+      String scope,
+      Claimer.Request request,
+      String leaseOwner,
+      RecordState writtenAs)
+      throws SQLException {
+    long start = System.nanoTime();
+    Claim claim;
+    try {
+      claim =
+          claimer
+              .claimAsFirstStatement(
+                  connection, scope, List.of(request), leaseOwner, now(), writtenAs)
+              .get(request.key());
+    } catch (SQLException e) {
+      if (!SqlStates.isLockTimeout(e)) {
+        throw e;
+      }
+      claim = claimer.lockedElsewhere(scope, request.key());
+    }
+    settings.listener().claimLatency(scope, Claimer.since(start));
+    settings.listener().claimed(scope, claim.outcome(), 1);
+    return claim;
   }
 
   @Override
@@ -236,29 +248,19 @@ public final class PostgresInbox implements Inbox {
     Connection connection = null;
     try {
       connection = Transactions.begin(dataSource);
-      long start = System.nanoTime();
-      Claim claim;
-      try {
-        claim =
-            claimer
-                .claimAsFirstStatement(
-                    connection,
-                    scope,
-                    List.of(new Claimer.Request(key, fingerprint)),
-                    settings.ownerId(),
-                    now(),
-                    RecordState.IN_PROGRESS)
-                .get(key);
+      Claim claim =
+          claimFirst(
+              connection,
+              scope,
+              new Claimer.Request(key, fingerprint),
+              settings.ownerId(),
+              RecordState.IN_PROGRESS);
+      // Only a NEW claim wrote anything; any other answer may come from an aborted transaction.
+      if (claim.isNew()) {
         connection.commit();
-      } catch (SQLException e) {
-        if (!SqlStates.isLockTimeout(e)) {
-          throw e;
-        }
+      } else {
         connection.rollback();
-        claim = claimer.lockedElsewhere(scope, key);
       }
-      settings.listener().claimLatency(scope, Claimer.since(start));
-      settings.listener().claimed(scope, claim.outcome(), 1);
       return claim;
     } catch (SQLException e) {
       if (connection != null) {
@@ -423,30 +425,6 @@ public final class PostgresInbox implements Inbox {
       throw new InboxDatabaseException(
           null, null, "reading the oldest IN_PROGRESS record failed", e);
     }
-  }
-
-  private Claim claimOne(Connection connection, String scope, Claimer.Request request)
-      throws SQLException {
-    long start = System.nanoTime();
-    Claim claim;
-    try {
-      // execute() commits only when its handler succeeded, so the row is written in its final
-      // state.
-      claim =
-          claimer
-              .claimAsFirstStatement(
-                  connection, scope, List.of(request), null, now(), RecordState.COMPLETED)
-              .get(request.key());
-    } catch (SQLException e) {
-      if (!SqlStates.isLockTimeout(e)) {
-        throw e;
-      }
-      connection.rollback();
-      claim = claimer.lockedElsewhere(scope, request.key());
-    }
-    settings.listener().claimLatency(scope, Claimer.since(start));
-    settings.listener().claimed(scope, claim.outcome(), 1);
-    return claim;
   }
 
   private void storeResult(Connection connection, Claim claim, StoredResult result)
