@@ -1,7 +1,9 @@
 package dev.inbox;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -72,6 +74,44 @@ class BatchClaimTest extends InboxTestSupport {
         .as("keys with a doubled effect")
         .isZero();
     assertThat(result.items()).extracting(ItemResult::item).containsExactlyElementsOf(batch);
+  }
+
+  @Test
+  void a_deadlock_in_a_handler_reruns_the_batch_and_never_counts_as_an_attempt() throws Exception {
+    Inbox inbox = inbox(s -> s.maxAttempts(1));
+    List<BatchItem<Integer>> batch = new ArrayList<>();
+    for (int i = 0; i < 10; i++) {
+      batch.add(BatchItem.of("d-" + i, i));
+    }
+    AtomicInteger deadlocks = new AtomicInteger(2);
+    BatchResult<Integer> result =
+        inbox.executeBatch(
+            "consumer",
+            batch,
+            (item, tx) -> {
+              effect(tx, "consumer", item.key(), item.payload());
+              if (item.payload() == 4 && deadlocks.getAndDecrement() > 0) {
+                // As the JDBC driver reports PostgreSQL's deadlock_detected, wrapped by a handler.
+                throw new IllegalStateException(
+                    "could not apply", new SQLException("deadlock detected", "40P01"));
+              }
+              return null;
+            });
+    // With maxAttempts 1, a counted failure would have given up on d-4 at once.
+    assertThat(result.count(ItemStatus.COMPLETED)).isEqualTo(10);
+    assertThat(effects()).isEqualTo(10);
+    assertThat(inbox.find("consumer", "d-4").orElseThrow().attempts()).isEqualTo(1);
+
+    assertThatThrownBy(
+            () ->
+                inbox.executeBatch(
+                    "consumer",
+                    List.of(BatchItem.of("always-deadlocked", 1)),
+                    (item, tx) -> {
+                      throw new SQLException("deadlock detected", "40P01");
+                    }))
+        .isInstanceOf(InboxDatabaseException.class);
+    assertThat(inbox.find("consumer", "always-deadlocked")).isEmpty();
   }
 
   @Test

@@ -148,7 +148,8 @@ final class BatchExecution<T> {
           }
         } catch (Exception e) {
           settings.listener().handled(scope, false, Claimer.since(handlerStart));
-          if (SqlStates.isConnectionFailure(e)) {
+          if (SqlStates.isConnectionFailure(e) || SqlStates.isRetryableCause(e)) {
+            // Not the item's fault: the whole batch goes back to be run again or to the caller.
             throw asSqlException(e);
           }
           if (!careful) {
@@ -382,7 +383,7 @@ final class BatchExecution<T> {
 
   static SQLException asSqlException(Throwable t) {
     for (Throwable c = t; c != null; c = c.getCause()) {
-      if (c instanceof SQLException sql) {
+      if (c instanceof SQLException sql && sql.getSQLState() != null) {
         return sql;
       }
     }

@@ -107,6 +107,14 @@ public final class PostgresInbox implements Inbox {
               "database connection failed while the handler ran; nothing was committed",
               BatchExecution.asSqlException(e));
         }
+        if (SqlStates.isRetryableCause(e)) {
+          throw new InboxDatabaseException(
+              scope,
+              key,
+              "the handler's transaction hit a deadlock or serialization failure; nothing was"
+                  + " committed and the attempt is not counted, so run it again",
+              BatchExecution.asSqlException(e));
+        }
         countFailure(claim, fingerprint, String.valueOf(e));
         throw new HandlerFailedException(scope, key, claim.attempts(), e);
       }

@@ -32,6 +32,20 @@ final class SqlStates {
     return false;
   }
 
+  /**
+   * True when the throwable, or a cause of it, is a serialization failure or deadlock: a clash with
+   * another transaction that says nothing about the message, so it is never counted as a failed
+   * attempt.
+   */
+  static boolean isRetryableCause(Throwable t) {
+    for (Throwable c = t; c != null; c = c.getCause()) {
+      if (c instanceof SQLException sql && isRetryable(sql)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   /** A serialization failure or deadlock: the whole transaction may simply be run again. */
   static boolean isRetryable(SQLException e) {
     String state = e.getSQLState();
