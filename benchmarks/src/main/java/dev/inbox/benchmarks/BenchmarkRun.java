@@ -3,6 +3,7 @@ package dev.inbox.benchmarks;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import javax.sql.DataSource;
 
 /**
@@ -40,6 +41,41 @@ final class BenchmarkRun {
       correct &= m.correct();
     }
     return new Repeated(median(seconds), seconds, correct);
+  }
+
+  /**
+   * Prints one throughput line per variant, in the results' order; the first variant is the
+   * baseline of {@code ratioField}. Returns whether every run of every variant was correct.
+   */
+  boolean printThroughput(
+      String scenario,
+      String parameter,
+      long parameterValue,
+      String ratioField,
+      Map<String, Repeated> results) {
+    boolean allCorrect = true;
+    double baseline = 0;
+    for (Map.Entry<String, Repeated> entry : results.entrySet()) {
+      Repeated result = entry.getValue();
+      double rate = workload.messages.size() / result.medianSeconds();
+      if (baseline == 0) {
+        baseline = rate;
+      }
+      allCorrect &= result.correct();
+      print(
+          JsonLine.scenario(scenario)
+              .put("variant", entry.getKey())
+              .put(parameter, parameterValue)
+              .put("messages", workload.messages.size())
+              .put("duplicate_rate", options.duplicateRate, 2)
+              .put("runs", options.runs)
+              .put("seconds", result.medianSeconds(), 3)
+              .put("msgs_per_s", rate, 0)
+              .put(ratioField, rate / baseline, 3)
+              .put("run_seconds", result.runSeconds(), 3)
+              .put("correct", result.correct()));
+    }
+    return allCorrect;
   }
 
   void print(JsonLine line) {

@@ -11,7 +11,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import javax.sql.DataSource;
 
@@ -40,31 +39,15 @@ final class CoreScenario {
   boolean runAll(BenchmarkRun run) throws Exception {
     boolean allCorrect = true;
     for (int batchSize : run.options.batchSizes) {
-      double baseline = 0;
       // Run by run in turns: commit latency on a shared disk drifts, and must fall on both alike.
-      Map<String, BenchmarkRun.Repeated> results =
-          InterleavedRuns.repeat(
-              run, List.of("nodedup", "inbox"), variant -> run(variant, batchSize));
-      for (String variant : results.keySet()) {
-        BenchmarkRun.Repeated result = results.get(variant);
-        double rate = workload.messages.size() / result.medianSeconds();
-        if (variant.equals("nodedup")) {
-          baseline = rate;
-        }
-        allCorrect &= result.correct();
-        run.print(
-            JsonLine.scenario("core")
-                .put("variant", variant)
-                .put("batch_size", batchSize)
-                .put("messages", workload.messages.size())
-                .put("duplicate_rate", run.options.duplicateRate, 2)
-                .put("runs", run.options.runs)
-                .put("seconds", result.medianSeconds(), 3)
-                .put("msgs_per_s", rate, 0)
-                .put("ratio_vs_nodedup", rate / baseline, 3)
-                .put("run_seconds", result.runSeconds(), 3)
-                .put("correct", result.correct()));
-      }
+      allCorrect &=
+          run.printThroughput(
+              "core",
+              "batch_size",
+              batchSize,
+              "ratio_vs_nodedup",
+              InterleavedRuns.repeat(
+                  run, List.of("nodedup", "inbox"), variant -> run(variant, batchSize)));
     }
     return allCorrect;
   }

@@ -69,31 +69,12 @@ final class KafkaScenario {
   }
 
   private boolean measure(BenchmarkRun run) throws Exception {
-    boolean allCorrect = true;
-    double baseline = 0;
-    Map<String, BenchmarkRun.Repeated> results =
-        InterleavedRuns.repeat(run, List.of("plain", "inbox"), this::run);
-    for (String variant : results.keySet()) {
-      BenchmarkRun.Repeated result = results.get(variant);
-      double rate = workload.messages.size() / result.medianSeconds();
-      if (variant.equals("plain")) {
-        baseline = rate;
-      }
-      allCorrect &= result.correct();
-      run.print(
-          JsonLine.scenario("kafka")
-              .put("variant", variant)
-              .put("partitions", PARTITIONS)
-              .put("messages", workload.messages.size())
-              .put("duplicate_rate", run.options.duplicateRate, 2)
-              .put("runs", run.options.runs)
-              .put("seconds", result.medianSeconds(), 3)
-              .put("msgs_per_s", rate, 0)
-              .put("ratio_vs_plain", rate / baseline, 3)
-              .put("run_seconds", result.runSeconds(), 3)
-              .put("correct", result.correct()));
-    }
-    return allCorrect;
+    return run.printThroughput(
+        "kafka",
+        "partitions",
+        PARTITIONS,
+        "ratio_vs_plain",
+        InterleavedRuns.repeat(run, List.of("plain", "inbox"), this::run));
   }
 
   /** One timed run of one variant with a new consumer group, checked afterwards. */

@@ -14,7 +14,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.BlockingQueue;
@@ -69,31 +68,12 @@ final class RabbitScenario {
   }
 
   private boolean measure(BenchmarkRun run) throws Exception {
-    boolean allCorrect = true;
-    double baseline = 0;
-    Map<String, BenchmarkRun.Repeated> results =
-        InterleavedRuns.repeat(run, List.of("plain", "inbox"), this::run);
-    for (String variant : results.keySet()) {
-      BenchmarkRun.Repeated result = results.get(variant);
-      double rate = workload.messages.size() / result.medianSeconds();
-      if (variant.equals("plain")) {
-        baseline = rate;
-      }
-      allCorrect &= result.correct();
-      run.print(
-          JsonLine.scenario("rabbit")
-              .put("variant", variant)
-              .put("prefetch", PREFETCH)
-              .put("messages", workload.messages.size())
-              .put("duplicate_rate", run.options.duplicateRate, 2)
-              .put("runs", run.options.runs)
-              .put("seconds", result.medianSeconds(), 3)
-              .put("msgs_per_s", rate, 0)
-              .put("ratio_vs_plain", rate / baseline, 3)
-              .put("run_seconds", result.runSeconds(), 3)
-              .put("correct", result.correct()));
-    }
-    return allCorrect;
+    return run.printThroughput(
+        "rabbit",
+        "prefetch",
+        PREFETCH,
+        "ratio_vs_plain",
+        InterleavedRuns.repeat(run, List.of("plain", "inbox"), this::run));
   }
 
   /** One timed run of one variant on a fresh queue, checked and deleted afterwards. */
