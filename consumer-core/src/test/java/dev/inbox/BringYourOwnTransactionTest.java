@@ -7,11 +7,6 @@ import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 class BringYourOwnTransactionTest extends InboxTestSupport {
@@ -54,22 +49,8 @@ class BringYourOwnTransactionTest extends InboxTestSupport {
   void a_lock_timeout_answers_in_progress_without_aborting_and_restores_the_callers_lock_timeout()
       throws Exception {
     Inbox inbox = inbox(s -> s.lockTimeout(Duration.ofMillis(200)));
-    CountDownLatch held = new CountDownLatch(1);
-    CountDownLatch release = new CountDownLatch(1);
-    ExecutorService pool = Executors.newSingleThreadExecutor();
-    Future<Execution> holder =
-        pool.submit(
-            () ->
-                inbox.execute(
-                    "orders",
-                    "o-2",
-                    tx -> {
-                      held.countDown();
-                      release.await();
-                      return null;
-                    }));
-    held.await();
-    try (Connection tx = dataSource.getConnection()) {
+    try (HeldKey held = HeldKey.hold(inbox, "orders", "o-2");
+        Connection tx = dataSource.getConnection()) {
       tx.setAutoCommit(false);
       try (Statement s = tx.createStatement()) {
         s.execute("SET LOCAL lock_timeout = '7s'");
@@ -83,11 +64,7 @@ class BringYourOwnTransactionTest extends InboxTestSupport {
       }
       effect(tx, "orders", "still-usable", 1);
       tx.commit();
-    } finally {
-      release.countDown();
     }
-    assertThat(holder.get(10, TimeUnit.SECONDS).executed()).isTrue();
-    pool.shutdown();
     assertThat(effects("still-usable")).isEqualTo(1);
   }
 
@@ -109,31 +86,13 @@ class BringYourOwnTransactionTest extends InboxTestSupport {
           .isEqualTo(ClaimOutcome.DUPLICATE);
       tx.rollback();
     }
-    CountDownLatch held = new CountDownLatch(1);
-    CountDownLatch release = new CountDownLatch(1);
-    ExecutorService pool = Executors.newSingleThreadExecutor();
-    Future<Execution> holder =
-        pool.submit(
-            () ->
-                inbox.execute(
-                    "orders",
-                    "o-4",
-                    tx -> {
-                      held.countDown();
-                      release.await();
-                      return null;
-                    }));
-    held.await();
-    try (Connection tx = dataSource.getConnection()) {
+    try (HeldKey held = HeldKey.hold(inbox, "orders", "o-4");
+        Connection tx = dataSource.getConnection()) {
       tx.setAutoCommit(false);
       assertThat(inbox.claimAtStart(tx, "orders", "o-4", null).outcome())
           .isEqualTo(ClaimOutcome.IN_PROGRESS);
       tx.rollback();
-    } finally {
-      release.countDown();
     }
-    assertThat(holder.get(10, TimeUnit.SECONDS).executed()).isTrue();
-    pool.shutdown();
     assertThat(effects("o-3")).isEqualTo(1);
   }
 
