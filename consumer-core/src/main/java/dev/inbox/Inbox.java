@@ -114,6 +114,15 @@ public interface Inbox extends AutoCloseable {
   void complete(Connection transaction, Claim claim, StoredResult result);
 
   /**
+   * {@link #complete(Connection, Claim, StoredResult)} and commit, in one round trip instead of
+   * two. If the completion fails, nothing is committed: the transaction is left aborted for the
+   * caller to roll back, and this method throws.
+   *
+   * @throws InboxDatabaseException when the completion or the commit failed
+   */
+  void completeAndCommit(Connection transaction, Claim claim, StoredResult result);
+
+  /**
    * Counts a failed attempt of a claim whose transaction the caller rolled back, in a short
    * transaction of its own, so that a poison message reaches {@code GAVE_UP}.
    */

@@ -28,6 +28,9 @@ import org.postgresql.PGStatement;
  * the rest and classifies them. The SELECT runs as its own statement so that, under READ COMMITTED,
  * it sees rows committed by the transactions the upsert waited for. A row that changed between the
  * two (purged, or released) is claimed again, at most {@value #ROUNDS} times.
+ *
+ * <p>A single key first tries {@link Statements#insertOrRead}: one round trip, and no lock or write
+ * for a duplicate. Only when its snapshot cannot settle the key does it take the path above.
  */
 final class Claimer {
   private static final int ROUNDS = 5;
@@ -126,9 +129,20 @@ final class Claimer {
     requests.forEach(r -> pending.put(r.key(), r));
     Map<String, Claim> claims = new HashMap<>();
     Instant leaseEnd = leaseOwner == null ? null : now.plus(settings.leaseDuration());
+    boolean configurationPending = configureFirst;
+    if (pending.size() == 1) {
+      Request only = requests.get(0);
+      Claim claim =
+          insertOrRead(
+              connection, scope, only, leaseOwner, leaseEnd, now, writtenAs, configureFirst);
+      if (claim != null) {
+        return Map.of(only.key(), claim);
+      }
+      configurationPending = false; // it went with insertOrRead
+    }
     int takenOver = 0;
     for (int round = 0; round < ROUNDS && !pending.isEmpty(); round++) {
-      boolean configure = configureFirst && round == 0;
+      boolean configure = configurationPending && round == 0;
       takenOver +=
           upsert(
               connection, scope, pending, leaseOwner, leaseEnd, now, writtenAs, claims, configure);
@@ -311,6 +325,56 @@ final class Claimer {
       }
     }
     return takenOver;
+  }
+
+  /**
+   * One key in one round trip when it is new, or settled in the statement's snapshot; null when it
+   * needs the full claim (a row committed after the snapshot, a failed key below maxAttempts, an
+   * expired lease).
+   */
+  private Claim insertOrRead(
+      Connection connection,
+      String scope,
+      Request request,
+      String leaseOwner,
+      Instant leaseEnd,
+      Instant now,
+      RecordState writtenAs,
+      boolean configure)
+      throws SQLException {
+    String statement =
+        configure ? transactionConfiguration() + "; " + sql.insertOrRead : sql.insertOrRead;
+    try (PreparedStatement ps = connection.prepareStatement(statement)) {
+      ps.setString(1, scope);
+      ps.setString(2, request.key());
+      ps.setBytes(3, request.fingerprint());
+      ps.setString(4, writtenAs.name());
+      ps.setString(5, leaseOwner);
+      ps.setObject(6, Rows.timestamp(leaseEnd));
+      ps.setObject(7, Rows.timestamp(now));
+      ps.setObject(8, Rows.timestamp(now));
+      ps.setObject(9, writtenAs == RecordState.COMPLETED ? Rows.timestamp(now) : null);
+      ps.setString(10, scope);
+      ps.setString(11, request.key());
+      ps.execute();
+      Claim existing = null;
+      try (ResultSet rs = currentResultSet(ps)) {
+        while (rs.next()) {
+          if (rs.getBoolean("inserted")) {
+            // A row the snapshot saw beside it was deleted since (purged): the insert wins.
+            Instant lockedUntil = Rows.instant(rs, "locked_until");
+            LeaseToken lease =
+                leaseOwner == null
+                    ? null
+                    : new LeaseToken(scope, request.key(), leaseOwner, 1, lockedUntil);
+            return new Claim(
+                scope, request.key(), ClaimOutcome.NEW, 1, 1, null, lockedUntil, lease);
+          }
+          existing = classifyRow(scope, request, rs, now);
+        }
+      }
+      return existing;
+    }
   }
 
   private void classify(

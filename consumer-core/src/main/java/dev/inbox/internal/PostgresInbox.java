@@ -244,6 +244,25 @@ public final class PostgresInbox implements Inbox {
   }
 
   @Override
+  public void completeAndCommit(Connection transaction, Claim claim, StoredResult result) {
+    requireNew(claim);
+    try {
+      requireTransaction(transaction);
+      try (PreparedStatement ps = transaction.prepareStatement(sql.completeAndCommit)) {
+        bindCompletion(transaction, ps, claim, result, now());
+        // The guard raises an error unless exactly one row was completed; an error makes the
+        // server skip the COMMIT that follows it in the same round trip.
+        ps.execute();
+      }
+      // Ends the transaction on the driver's side too; the server has committed already.
+      transaction.commit();
+    } catch (SQLException e) {
+      throw new InboxDatabaseException(
+          claim.scope(), claim.key(), "complete and commit of the caller's transaction failed", e);
+    }
+  }
+
+  @Override
   public void recordFailure(Claim claim, String error) {
     requireNew(claim);
     countFailure(claim, null, error);
@@ -458,12 +477,7 @@ public final class PostgresInbox implements Inbox {
   private void completeClaimed(Connection connection, Claim claim, StoredResult result, Instant now)
       throws SQLException {
     try (PreparedStatement ps = connection.prepareStatement(sql.complete)) {
-      Rows.setResult(connection, ps, 1, result);
-      ps.setObject(5, Rows.timestamp(now));
-      ps.setObject(6, Rows.timestamp(now));
-      ps.setString(7, claim.scope());
-      ps.setString(8, claim.key());
-      ps.setLong(9, claim.fencingToken());
+      bindCompletion(connection, ps, claim, result, now);
       int updated = ps.executeUpdate();
       if (updated != 1) {
         throw new IllegalStateException(
@@ -476,6 +490,17 @@ public final class PostgresInbox implements Inbox {
                 + " rows, which indicates a bug");
       }
     }
+  }
+
+  private static void bindCompletion(
+      Connection connection, PreparedStatement ps, Claim claim, StoredResult result, Instant now)
+      throws SQLException {
+    Rows.setResult(connection, ps, 1, result);
+    ps.setObject(5, Rows.timestamp(now));
+    ps.setObject(6, Rows.timestamp(now));
+    ps.setString(7, claim.scope());
+    ps.setString(8, claim.key());
+    ps.setLong(9, claim.fencingToken());
   }
 
   /**

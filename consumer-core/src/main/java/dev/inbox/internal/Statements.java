@@ -23,11 +23,30 @@ final class Statements {
   final String claim;
 
   /**
+   * Claims one key the cheap way: inserts it if absent, and otherwise reads the row as the
+   * statement's snapshot sees it, with no lock and no write. A duplicate or a new key is answered
+   * in this one round trip; the rare rest (a row committed after the snapshot, a failed key to
+   * retry, an expired lease) goes on to {@link #claim}. Returns the inserted row with {@code
+   * inserted} true, and the row that was already there with {@code inserted} false. The lookup is
+   * an equality on the whole primary key, so even a generic plan cached while the table was empty
+   * uses the index.
+   */
+  final String insertOrRead;
+
+  /**
    * Reads the keys the claim did not return, to tell duplicates, live claims and give-ups apart.
    */
   final String selectClaimState;
 
   final String complete;
+
+  /**
+   * {@link #complete} and COMMIT in one round trip. The SELECT turns "not exactly one row
+   * completed" into an error (a cast that fails, naming the count), and the server skips the rest
+   * of a round trip after an error, so the COMMIT then never runs. The failing cast depends on the
+   * count, so the planner cannot fold it into an error at planning time.
+   */
+  final String completeAndCommit;
 
   /** Adds the result to a row the optimistic claim already wrote as COMPLETED; a HOT update. */
   final String storeResult;
@@ -68,6 +87,21 @@ final class Statements {
             + " (r.attempts > 1 AND r.last_error LIKE '"
             + TAKEOVER_NOTE
             + "%') AS taken_over";
+    insertOrRead =
+        "WITH inserted AS (INSERT INTO "
+            + table
+            + " (scope, key, fingerprint, state, attempts, lease_owner, fencing_token,"
+            + " locked_until, created_at, updated_at, completed_at)"
+            + " VALUES (?, ?, ?, ?, 1, ?::text, 1, ?::timestamptz, ?, ?, ?::timestamptz)"
+            + " ON CONFLICT (scope, key) DO NOTHING"
+            + " RETURNING state, attempts, fingerprint, fencing_token, locked_until)"
+            + " SELECT true AS inserted, state, attempts, fingerprint, fencing_token, locked_until,"
+            + " NULL::integer AS result_status, NULL::text[] AS result_headers,"
+            + " NULL::bytea AS result_body, NULL::bytea AS result_body_sha256 FROM inserted"
+            + " UNION ALL SELECT false, state, attempts, fingerprint, fencing_token, locked_until,"
+            + " result_status, result_headers, result_body, result_body_sha256 FROM "
+            + table
+            + " WHERE scope = ? AND key = ?";
     selectClaimState =
         "SELECT key, state, attempts, fingerprint, fencing_token, locked_until, result_status,"
             + " result_headers, result_body, result_body_sha256 FROM "
@@ -81,6 +115,12 @@ final class Statements {
             + " locked_until = NULL WHERE scope = ? AND key = ? AND fencing_token = ? AND state = '"
             + Transitions.COMPLETE.from()
             + "'";
+    completeAndCommit =
+        "WITH completed AS ("
+            + complete
+            + " RETURNING 1) SELECT CASE WHEN count(*) = 1 THEN count(*) ELSE"
+            + " ('inbox: completing the claim changed ' || count(*) || ' rows, so nothing was"
+            + " committed')::bigint END FROM completed; COMMIT";
     storeResult =
         "UPDATE "
             + table
