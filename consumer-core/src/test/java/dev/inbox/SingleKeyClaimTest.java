@@ -6,6 +6,10 @@ import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -25,7 +29,11 @@ class SingleKeyClaimTest extends InboxTestSupport {
       // pgjdbc prepares a statement on the server from its fifth execution on a connection.
       for (int i = 0; i < 10; i++) {
         connection.setAutoCommit(false);
-        assertThat(inbox.claimAtStart(connection, "s", "warm-" + i, null).isNew()).isTrue();
+        Claim warm = inbox.claimAtStart(connection, "s", "warm-" + i, null);
+        assertThat(warm.isNew()).isTrue();
+        inbox.completeAndCommit(connection, warm, null);
+        assertThat(inbox.claim(connection, "s", "warm-caller-" + i, null).isNew()).isTrue();
+        assertThat(inbox.claim(connection, "s", "warm-" + i, null).isNew()).isFalse();
         connection.commit();
       }
       execute(
@@ -44,6 +52,13 @@ class SingleKeyClaimTest extends InboxTestSupport {
 
       Claim duplicate = inbox.claimAtStart(connection, "s", "filled-123456", null);
       assertThat(duplicate.outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
+      assertThat(sequentialScansOfInboxInThisTransaction(connection)).isZero();
+      connection.rollback();
+
+      // The claim in a caller's transaction uses the other form of the statement.
+      assertThat(inbox.claim(connection, "s", "filled-65432", null).outcome())
+          .isEqualTo(ClaimOutcome.DUPLICATE);
+      assertThat(inbox.claim(connection, "s", "another-new-key", null).isNew()).isTrue();
       assertThat(sequentialScansOfInboxInThisTransaction(connection)).isZero();
       connection.rollback();
       connection.setAutoCommit(true);
@@ -66,6 +81,68 @@ class SingleKeyClaimTest extends InboxTestSupport {
       // would have put its transaction id in xmax, a write would have made a new version.
       assertThat(queryString(version)).isEqualTo(before);
       tx.rollback();
+    }
+  }
+
+  @Test
+  void a_claim_that_waited_for_a_first_claimant_who_committed_answers_duplicate() throws Exception {
+    Inbox inbox = inbox();
+    try (Connection first = dataSource.getConnection();
+        Connection second = dataSource.getConnection()) {
+      first.setAutoCommit(false);
+      second.setAutoCommit(false);
+      Claim claim = inbox.claimAtStart(first, "s", "race", null);
+      effect(first, "s", "race", 100);
+      Future<Claim> waiting = claimWhenBlocked(inbox, second, "race");
+      inbox.completeAndCommit(first, claim, null);
+
+      assertThat(waiting.get(10, TimeUnit.SECONDS).outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
+      second.rollback();
+    }
+    assertThat(effects("race")).isEqualTo(1);
+  }
+
+  @Test
+  void a_claim_that_waited_for_a_first_claimant_who_rolled_back_claims_the_key() throws Exception {
+    Inbox inbox = inbox();
+    try (Connection first = dataSource.getConnection();
+        Connection second = dataSource.getConnection()) {
+      first.setAutoCommit(false);
+      second.setAutoCommit(false);
+      assertThat(inbox.claimAtStart(first, "s", "race", null).isNew()).isTrue();
+      effect(first, "s", "race", 100);
+      Future<Claim> waiting = claimWhenBlocked(inbox, second, "race");
+      first.rollback();
+
+      Claim claim = waiting.get(10, TimeUnit.SECONDS);
+      assertThat(claim.isNew()).isTrue();
+      effect(second, "s", "race", 7);
+      inbox.completeAndCommit(second, claim, null);
+    }
+    assertThat(queryLong("SELECT sum(amount) FROM " + schema + ".effects")).isEqualTo(7);
+    assertThat(inbox.find("s", "race").orElseThrow().state()).isEqualTo(RecordState.COMPLETED);
+  }
+
+  /** Starts a claim on another thread and returns once it waits on a lock. */
+  private Future<Claim> claimWhenBlocked(Inbox inbox, Connection connection, String key)
+      throws Exception {
+    ExecutorService pool = Executors.newSingleThreadExecutor();
+    try {
+      Future<Claim> claim = pool.submit(() -> inbox.claimAtStart(connection, "s", key, null));
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+      while (queryLong(
+              "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+                  + " AND query LIKE '%"
+                  + schema
+                  + ".inbox%'")
+          == 0) {
+        assertThat(System.nanoTime()).as("the second claim waits").isLessThan(deadline);
+        assertThat(claim.isDone()).as("the second claim cannot finish first").isFalse();
+        Thread.sleep(10);
+      }
+      return claim;
+    } finally {
+      pool.shutdown();
     }
   }
 

@@ -132,13 +132,22 @@ final class Claimer {
     boolean configurationPending = configureFirst;
     if (pending.size() == 1) {
       Request only = requests.get(0);
-      Claim claim =
-          insertOrRead(
-              connection, scope, only, leaseOwner, leaseEnd, now, writtenAs, configureFirst);
-      if (claim != null) {
-        return Map.of(only.key(), claim);
+      try {
+        Claim claim =
+            insertOrRead(
+                connection, scope, only, leaseOwner, leaseEnd, now, writtenAs, configureFirst);
+        if (claim != null) {
+          return Map.of(only.key(), claim);
+        }
+        configurationPending = false; // it went with insertOrRead
+      } catch (SQLException e) {
+        if (!configureFirst || !SqlStates.isUniqueViolation(e)) {
+          throw e;
+        }
+        // Another claimant committed the key after this transaction's snapshot. The transaction
+        // has done nothing else: begin it again and take the full path, which classifies the key.
+        connection.rollback();
       }
-      configurationPending = false; // it went with insertOrRead
     }
     int takenOver = 0;
     for (int round = 0; round < ROUNDS && !pending.isEmpty(); round++) {
@@ -330,7 +339,8 @@ final class Claimer {
   /**
    * One key in one round trip when it is new, or settled in the statement's snapshot; null when it
    * needs the full claim (a row committed after the snapshot, a failed key below maxAttempts, an
-   * expired lease).
+   * expired lease). As the first statement of a fresh transaction ({@code configure}) it inserts
+   * with a plain INSERT, which throws a unique violation where the other form returns null.
    */
   private Claim insertOrRead(
       Connection connection,
@@ -343,25 +353,24 @@ final class Claimer {
       boolean configure)
       throws SQLException {
     String statement =
-        configure ? transactionConfiguration() + "; " + sql.insertOrRead : sql.insertOrRead;
+        configure ? transactionConfiguration() + "; " + sql.insertUnlessSeen : sql.insertOrRead;
     try (PreparedStatement ps = connection.prepareStatement(statement)) {
       ps.setString(1, scope);
       ps.setString(2, request.key());
-      ps.setBytes(3, request.fingerprint());
-      ps.setString(4, writtenAs.name());
-      ps.setString(5, leaseOwner);
-      ps.setObject(6, Rows.timestamp(leaseEnd));
-      ps.setObject(7, Rows.timestamp(now));
-      ps.setObject(8, Rows.timestamp(now));
-      ps.setObject(9, writtenAs == RecordState.COMPLETED ? Rows.timestamp(now) : null);
-      ps.setString(10, scope);
-      ps.setString(11, request.key());
+      ps.setString(3, scope);
+      ps.setString(4, request.key());
+      ps.setBytes(5, request.fingerprint());
+      ps.setString(6, writtenAs.name());
+      ps.setString(7, leaseOwner);
+      ps.setObject(8, Rows.timestamp(leaseEnd));
+      ps.setObject(9, Rows.timestamp(now));
+      ps.setObject(10, Rows.timestamp(now));
+      ps.setObject(11, writtenAs == RecordState.COMPLETED ? Rows.timestamp(now) : null);
       ps.execute();
       Claim existing = null;
       try (ResultSet rs = currentResultSet(ps)) {
         while (rs.next()) {
           if (rs.getBoolean("inserted")) {
-            // A row the snapshot saw beside it was deleted since (purged): the insert wins.
             Instant lockedUntil = Rows.instant(rs, "locked_until");
             LeaseToken lease =
                 leaseOwner == null

@@ -9,10 +9,17 @@ final class SqlStates {
   /** lock_not_available: lock_timeout expired while waiting for a concurrent claimant. */
   static final String LOCK_NOT_AVAILABLE = "55P03";
 
+  /** unique_violation: a plain INSERT met a key that another transaction committed. */
+  static final String UNIQUE_VIOLATION = "23505";
+
   private SqlStates() {}
 
   static boolean isLockTimeout(SQLException e) {
     return LOCK_NOT_AVAILABLE.equals(e.getSQLState());
+  }
+
+  static boolean isUniqueViolation(SQLException e) {
+    return UNIQUE_VIOLATION.equals(e.getSQLState());
   }
 
   /**

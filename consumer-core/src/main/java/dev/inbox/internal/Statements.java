@@ -23,15 +23,24 @@ final class Statements {
   final String claim;
 
   /**
-   * Claims one key the cheap way: inserts it if absent, and otherwise reads the row as the
-   * statement's snapshot sees it, with no lock and no write. A duplicate or a new key is answered
+   * Claims one key the cheap way: reads its row as the statement's snapshot sees it, with no lock
+   * and no write, and inserts the key only if there is none. A duplicate or a new key is answered
    * in this one round trip; the rare rest (a row committed after the snapshot, a failed key to
    * retry, an expired lease) goes on to {@link #claim}. Returns the inserted row with {@code
-   * inserted} true, and the row that was already there with {@code inserted} false. The lookup is
-   * an equality on the whole primary key, so even a generic plan cached while the table was empty
-   * uses the index.
+   * inserted} true, or the row that was there with {@code inserted} false. The read is an equality
+   * on the whole primary key, so even a generic plan cached while the table was empty uses the
+   * index.
    */
   final String insertOrRead;
+
+  /**
+   * Like {@link #insertOrRead}, but a plain INSERT where the snapshot shows no row: about half the
+   * cost of a speculative insertion. A row committed after the snapshot, or by a transaction the
+   * INSERT waited for, makes it fail with a unique violation (23505) that aborts the transaction,
+   * so it is only for the first statement of a transaction that can be rolled back and claimed
+   * again. PostgreSQL logs that error; it happens only when two claimants race for a new key.
+   */
+  final String insertUnlessSeen;
 
   /**
    * Reads the keys the claim did not return, to tell duplicates, live claims and give-ups apart.
@@ -61,6 +70,30 @@ final class Statements {
   final String purge;
   final String oldestInProgress;
 
+  /**
+   * The row of one key as the statement's snapshot sees it, read once, and the key inserted only if
+   * there is none. Parameters: scope and key of the read, then scope, key, fingerprint, state,
+   * lease owner, locked_until, created_at, updated_at and completed_at of the new row.
+   */
+  private static String insertOrRead(String table, String onConflict) {
+    return "WITH seen AS (SELECT state, attempts, fingerprint, fencing_token, locked_until,"
+        + " result_status, result_headers, result_body, result_body_sha256 FROM "
+        + table
+        + " WHERE scope = ? AND key = ?),"
+        + " inserted AS (INSERT INTO "
+        + table
+        + " (scope, key, fingerprint, state, attempts, lease_owner, fencing_token,"
+        + " locked_until, created_at, updated_at, completed_at)"
+        + " SELECT ?, ?, ?, ?, 1, ?::text, 1, ?::timestamptz, ?, ?, ?::timestamptz"
+        + " WHERE NOT EXISTS (SELECT 1 FROM seen)"
+        + onConflict
+        + " RETURNING state, attempts, fingerprint, fencing_token, locked_until)"
+        + " SELECT true AS inserted, state, attempts, fingerprint, fencing_token, locked_until,"
+        + " NULL::integer AS result_status, NULL::text[] AS result_headers,"
+        + " NULL::bytea AS result_body, NULL::bytea AS result_body_sha256 FROM inserted"
+        + " UNION ALL SELECT false, * FROM seen";
+  }
+
   Statements(String table) {
     claim =
         "INSERT INTO "
@@ -87,21 +120,8 @@ final class Statements {
             + " (r.attempts > 1 AND r.last_error LIKE '"
             + TAKEOVER_NOTE
             + "%') AS taken_over";
-    insertOrRead =
-        "WITH inserted AS (INSERT INTO "
-            + table
-            + " (scope, key, fingerprint, state, attempts, lease_owner, fencing_token,"
-            + " locked_until, created_at, updated_at, completed_at)"
-            + " VALUES (?, ?, ?, ?, 1, ?::text, 1, ?::timestamptz, ?, ?, ?::timestamptz)"
-            + " ON CONFLICT (scope, key) DO NOTHING"
-            + " RETURNING state, attempts, fingerprint, fencing_token, locked_until)"
-            + " SELECT true AS inserted, state, attempts, fingerprint, fencing_token, locked_until,"
-            + " NULL::integer AS result_status, NULL::text[] AS result_headers,"
-            + " NULL::bytea AS result_body, NULL::bytea AS result_body_sha256 FROM inserted"
-            + " UNION ALL SELECT false, state, attempts, fingerprint, fencing_token, locked_until,"
-            + " result_status, result_headers, result_body, result_body_sha256 FROM "
-            + table
-            + " WHERE scope = ? AND key = ?";
+    insertOrRead = insertOrRead(table, " ON CONFLICT (scope, key) DO NOTHING");
+    insertUnlessSeen = insertOrRead(table, "");
     selectClaimState =
         "SELECT key, state, attempts, fingerprint, fencing_token, locked_until, result_status,"
             + " result_headers, result_body, result_body_sha256 FROM "
