@@ -29,8 +29,9 @@ import org.postgresql.PGStatement;
  * it sees rows committed by the transactions the upsert waited for. A row that changed between the
  * two (purged, or released) is claimed again, at most {@value #ROUNDS} times.
  *
- * <p>A single key first tries {@link Statements#insertOrRead}: one round trip, and no lock or write
- * for a duplicate. Only when its snapshot cannot settle the key does it take the path above.
+ * <p>First, though, one statement reads the keys as its snapshot sees them and inserts the absent
+ * ones ({@link Statements#insertUnlessSeen}): one round trip, and no lock or write for a duplicate.
+ * Only the keys that snapshot cannot settle take the path above.
  */
 final class Claimer {
   private static final int ROUNDS = 5;
@@ -130,22 +131,28 @@ final class Claimer {
     Map<String, Claim> claims = new HashMap<>();
     Instant leaseEnd = leaseOwner == null ? null : now.plus(settings.leaseDuration());
     boolean configurationPending = configureFirst;
-    if (pending.size() == 1) {
-      Request only = requests.get(0);
+    if (configureFirst || pending.size() == 1) {
       try {
-        Claim claim =
-            insertOrRead(
-                connection, scope, only, leaseOwner, leaseEnd, now, writtenAs, configureFirst);
-        if (claim != null) {
-          return Map.of(only.key(), claim);
+        takeFromSnapshot(
+            connection,
+            scope,
+            pending,
+            leaseOwner,
+            leaseEnd,
+            now,
+            writtenAs,
+            configureFirst,
+            claims);
+        if (pending.isEmpty()) {
+          return claims;
         }
-        configurationPending = false; // it went with insertOrRead
+        configurationPending = false; // it went with the snapshot's statement
       } catch (SQLException e) {
         if (!configureFirst || !SqlStates.isUniqueViolation(e)) {
           throw e;
         }
-        // Another claimant committed the key after this transaction's snapshot. The transaction
-        // has done nothing else: begin it again and take the full path, which classifies the key.
+        // Another claimant committed a key after this transaction's snapshot. The transaction
+        // has done nothing else: begin it again and take the full path, which classifies it.
         connection.rollback();
       }
     }
@@ -337,53 +344,85 @@ final class Claimer {
   }
 
   /**
-   * One key in one round trip when it is new, or settled in the statement's snapshot; null when it
-   * needs the full claim (a row committed after the snapshot, a failed key below maxAttempts, an
-   * expired lease). As the first statement of a fresh transaction ({@code configure}) it inserts
-   * with a plain INSERT, which throws a unique violation where the other form returns null.
+   * Claims the new keys and settles the seen ones in one round trip, from one snapshot, with no
+   * lock and no write for a key already there. Removes from {@code pending} every key it answered;
+   * what is left needs the full claim (a row committed after the snapshot, a failed key below
+   * maxAttempts, an expired lease). As the first statement of a fresh transaction ({@code
+   * configure}) it inserts with a plain INSERT, which throws a unique violation where the other
+   * form leaves the key pending; only a single key has that other form.
    */
-  private Claim insertOrRead(
+  private void takeFromSnapshot(
       Connection connection,
       String scope,
-      Request request,
+      Map<String, Request> pending,
       String leaseOwner,
       Instant leaseEnd,
       Instant now,
       RecordState writtenAs,
-      boolean configure)
+      boolean configure,
+      Map<String, Claim> claims)
       throws SQLException {
+    boolean single = pending.size() == 1;
     String statement =
-        configure ? transactionConfiguration() + "; " + sql.insertUnlessSeen : sql.insertOrRead;
+        single ? (configure ? sql.insertUnlessSeen : sql.insertOrRead) : sql.insertUnlessSeenMany;
+    if (configure) {
+      statement = transactionConfiguration() + "; " + statement;
+    }
+    String[] keys = pending.keySet().toArray(new String[0]);
     try (PreparedStatement ps = connection.prepareStatement(statement)) {
-      ps.setString(1, scope);
-      ps.setString(2, request.key());
-      ps.setString(3, scope);
-      ps.setString(4, request.key());
-      ps.setBytes(5, request.fingerprint());
-      ps.setString(6, writtenAs.name());
-      ps.setString(7, leaseOwner);
-      ps.setObject(8, Rows.timestamp(leaseEnd));
-      ps.setObject(9, Rows.timestamp(now));
-      ps.setObject(10, Rows.timestamp(now));
-      ps.setObject(11, writtenAs == RecordState.COMPLETED ? Rows.timestamp(now) : null);
+      int next = 1;
+      ps.setString(next++, scope);
+      if (single) {
+        ps.setString(next++, keys[0]);
+      } else {
+        planEveryTime(ps);
+        ps.setArray(next++, connection.createArrayOf("text", keys));
+      }
+      ps.setString(next++, scope);
+      if (single) {
+        ps.setString(next++, keys[0]);
+        ps.setBytes(next++, pending.get(keys[0]).fingerprint());
+      }
+      ps.setString(next++, writtenAs.name());
+      ps.setString(next++, leaseOwner);
+      ps.setObject(next++, Rows.timestamp(leaseEnd));
+      ps.setObject(next++, Rows.timestamp(now));
+      ps.setObject(next++, Rows.timestamp(now));
+      ps.setObject(next++, writtenAs == RecordState.COMPLETED ? Rows.timestamp(now) : null);
+      if (!single) {
+        byte[][] fingerprints = new byte[keys.length][];
+        for (int i = 0; i < keys.length; i++) {
+          fingerprints[i] = pending.get(keys[i]).fingerprint();
+        }
+        ps.setArray(next++, connection.createArrayOf("text", keys));
+        ps.setArray(next, connection.createArrayOf("bytea", fingerprints));
+      }
       ps.execute();
-      Claim existing = null;
       try (ResultSet rs = currentResultSet(ps)) {
         while (rs.next()) {
-          if (rs.getBoolean("inserted")) {
-            Instant lockedUntil = Rows.instant(rs, "locked_until");
-            LeaseToken lease =
-                leaseOwner == null
-                    ? null
-                    : new LeaseToken(scope, request.key(), leaseOwner, 1, lockedUntil);
-            return new Claim(
-                scope, request.key(), ClaimOutcome.NEW, 1, 1, null, lockedUntil, lease);
+          String key = rs.getString("key");
+          Request request = pending.get(key);
+          if (request == null) {
+            throw new IllegalStateException(
+                "claim returned key '" + key + "' twice or unasked, which indicates a bug");
           }
-          existing = classifyRow(scope, request, rs, now);
+          Claim claim =
+              rs.getBoolean("inserted")
+                  ? inserted(scope, key, leaseOwner, Rows.instant(rs, "locked_until"))
+                  : classifyRow(scope, request, rs, now);
+          if (claim != null) {
+            claims.put(key, claim);
+            pending.remove(key);
+          }
         }
       }
-      return existing;
     }
+  }
+
+  private static Claim inserted(String scope, String key, String leaseOwner, Instant lockedUntil) {
+    LeaseToken lease =
+        leaseOwner == null ? null : new LeaseToken(scope, key, leaseOwner, 1, lockedUntil);
+    return new Claim(scope, key, ClaimOutcome.NEW, 1, 1, null, lockedUntil, lease);
   }
 
   private void classify(

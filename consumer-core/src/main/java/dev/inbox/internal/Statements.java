@@ -11,6 +11,21 @@ final class Statements {
           + " result_status, result_headers, result_body, result_body_sha256, last_error,"
           + " created_at, updated_at, completed_at";
 
+  private static final String SEEN_COLUMNS =
+      "key, state, attempts, fingerprint, fencing_token, locked_until, result_status,"
+          + " result_headers, result_body, result_body_sha256";
+
+  private static final String NEW_ROW_COLUMNS =
+      " (scope, key, fingerprint, state, attempts, lease_owner, fencing_token, locked_until,"
+          + " created_at, updated_at, completed_at)";
+
+  private static final String INSERTED_AND_SEEN =
+      " RETURNING key, state, attempts, fingerprint, fencing_token, locked_until)"
+          + " SELECT true AS inserted, key, state, attempts, fingerprint, fencing_token,"
+          + " locked_until, NULL::integer AS result_status, NULL::text[] AS result_headers,"
+          + " NULL::bytea AS result_body, NULL::bytea AS result_body_sha256 FROM inserted"
+          + " UNION ALL SELECT false, * FROM seen";
+
   /**
    * Claims many keys in one round trip, writing them as IN_PROGRESS, or directly as COMPLETED when
    * the caller's transaction will only commit if every handler succeeds (no other transaction can
@@ -41,6 +56,9 @@ final class Statements {
    * again. PostgreSQL logs that error; it happens only when two claimants race for a new key.
    */
   final String insertUnlessSeen;
+
+  /** {@link #insertUnlessSeen} for many keys in one round trip. */
+  final String insertUnlessSeenMany;
 
   /**
    * Reads the keys the claim did not return, to tell duplicates, live claims and give-ups apart.
@@ -76,22 +94,40 @@ final class Statements {
    * lease owner, locked_until, created_at, updated_at and completed_at of the new row.
    */
   private static String insertOrRead(String table, String onConflict) {
-    return "WITH seen AS (SELECT state, attempts, fingerprint, fencing_token, locked_until,"
-        + " result_status, result_headers, result_body, result_body_sha256 FROM "
+    return "WITH seen AS (SELECT "
+        + SEEN_COLUMNS
+        + " FROM "
         + table
         + " WHERE scope = ? AND key = ?),"
         + " inserted AS (INSERT INTO "
         + table
-        + " (scope, key, fingerprint, state, attempts, lease_owner, fencing_token,"
-        + " locked_until, created_at, updated_at, completed_at)"
+        + NEW_ROW_COLUMNS
         + " SELECT ?, ?, ?, ?, 1, ?::text, 1, ?::timestamptz, ?, ?, ?::timestamptz"
         + " WHERE NOT EXISTS (SELECT 1 FROM seen)"
         + onConflict
-        + " RETURNING state, attempts, fingerprint, fencing_token, locked_until)"
-        + " SELECT true AS inserted, state, attempts, fingerprint, fencing_token, locked_until,"
-        + " NULL::integer AS result_status, NULL::text[] AS result_headers,"
-        + " NULL::bytea AS result_body, NULL::bytea AS result_body_sha256 FROM inserted"
-        + " UNION ALL SELECT false, * FROM seen";
+        + INSERTED_AND_SEEN;
+  }
+
+  /**
+   * {@link #insertUnlessSeen} for many keys. Parameters: scope and the keys of the read, then
+   * scope, state, lease owner, locked_until, created_at, updated_at and completed_at of the new
+   * rows, then their keys and fingerprints as two arrays. New keys are inserted in key order, so
+   * that two batches wait for each other in one order and cannot deadlock. Must be planned with its
+   * parameters every time: a generic plan for {@code key = ANY(?)} made on a small table scans it.
+   */
+  private static String insertUnlessSeenMany(String table) {
+    return "WITH seen AS (SELECT "
+        + SEEN_COLUMNS
+        + " FROM "
+        + table
+        + " WHERE scope = ? AND key = ANY(?::text[])),"
+        + " inserted AS (INSERT INTO "
+        + table
+        + NEW_ROW_COLUMNS
+        + " SELECT ?, u.k, u.f, ?, 1, ?::text, 1, ?::timestamptz, ?, ?, ?::timestamptz"
+        + " FROM unnest(?::text[], ?::bytea[]) AS u(k, f)"
+        + " WHERE NOT EXISTS (SELECT 1 FROM seen WHERE seen.key = u.k) ORDER BY u.k"
+        + INSERTED_AND_SEEN;
   }
 
   Statements(String table) {
@@ -122,6 +158,7 @@ final class Statements {
             + "%') AS taken_over";
     insertOrRead = insertOrRead(table, " ON CONFLICT (scope, key) DO NOTHING");
     insertUnlessSeen = insertOrRead(table, "");
+    insertUnlessSeenMany = insertUnlessSeenMany(table);
     selectClaimState =
         "SELECT key, state, attempts, fingerprint, fencing_token, locked_until, result_status,"
             + " result_headers, result_body, result_body_sha256 FROM "
