@@ -55,11 +55,13 @@ final class BenchmarkRun {
       Map<String, Repeated> results) {
     boolean allCorrect = true;
     double baseline = 0;
+    List<Double> baselineRuns = null;
     for (Map.Entry<String, Repeated> entry : results.entrySet()) {
       Repeated result = entry.getValue();
       double rate = workload.messages.size() / result.medianSeconds();
       if (baseline == 0) {
         baseline = rate;
+        baselineRuns = result.runSeconds();
       }
       allCorrect &= result.correct();
       print(
@@ -72,10 +74,24 @@ final class BenchmarkRun {
               .put("seconds", result.medianSeconds(), 3)
               .put("msgs_per_s", rate, 0)
               .put(ratioField, rate / baseline, 3)
+              .put("paired_ratio", pairedRatio(baselineRuns, result.runSeconds()), 3)
               .put("run_seconds", result.runSeconds(), 3)
               .put("correct", result.correct()));
     }
     return allCorrect;
+  }
+
+  /**
+   * The median over runs of the baseline's seconds over this variant's, run i against run i. The
+   * variants take turns run by run, so each pair ran back to back: on a machine whose speed drifts
+   * within minutes this is steadier than the ratio of the two medians.
+   */
+  static double pairedRatio(List<Double> baselineRuns, List<Double> runs) {
+    List<Double> ratios = new ArrayList<>();
+    for (int i = 0; i < Math.min(baselineRuns.size(), runs.size()); i++) {
+      ratios.add(baselineRuns.get(i) / runs.get(i));
+    }
+    return median(ratios);
   }
 
   void print(JsonLine line) {
