@@ -26,43 +26,49 @@ class SingleKeyClaimTest extends InboxTestSupport {
     try (Connection connection = dataSource.getConnection()) {
       // Generic plans from the first server-side prepare, so the plan is made on an empty table.
       execute(connection, "SET plan_cache_mode = force_generic_plan");
-      // pgjdbc prepares a statement on the server from its fifth execution on a connection.
-      for (int i = 0; i < 10; i++) {
-        connection.setAutoCommit(false);
-        Claim warm = inbox.claimAtStart(connection, "s", "warm-" + i, null);
-        assertThat(warm.isNew()).isTrue();
-        inbox.completeAndCommit(connection, warm, null);
-        assertThat(inbox.claim(connection, "s", "warm-caller-" + i, null).isNew()).isTrue();
-        assertThat(inbox.claim(connection, "s", "warm-" + i, null).isNew()).isFalse();
+      try {
+        // pgjdbc prepares a statement on the server from its fifth execution on a connection.
+        for (int i = 0; i < 10; i++) {
+          connection.setAutoCommit(false);
+          Claim warm = inbox.claimAtStart(connection, "s", "warm-" + i, null);
+          assertThat(warm.isNew()).isTrue();
+          inbox.completeAndCommit(connection, warm, null);
+          assertThat(inbox.claim(connection, "s", "warm-caller-" + i, null).isNew()).isTrue();
+          assertThat(inbox.claim(connection, "s", "warm-" + i, null).isNew()).isFalse();
+          connection.commit();
+        }
+        execute(
+            connection,
+            "INSERT INTO "
+                + schema
+                + ".inbox (scope, key, state, attempts, created_at, updated_at, completed_at)"
+                + " SELECT 's', 'filled-' || g, 'COMPLETED', 1, now(), now(), now()"
+                + " FROM generate_series(1, 200000) g");
         connection.commit();
+
+        Claim fresh = inbox.claimAtStart(connection, "s", "new-key", null);
+        assertThat(fresh.isNew()).isTrue();
+        assertThat(sequentialScansOfInboxInThisTransaction(connection)).isZero();
+        connection.rollback();
+
+        Claim duplicate = inbox.claimAtStart(connection, "s", "filled-123456", null);
+        assertThat(duplicate.outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
+        assertThat(sequentialScansOfInboxInThisTransaction(connection)).isZero();
+        connection.rollback();
+
+        // The claim in a caller's transaction uses the other form of the statement.
+        assertThat(inbox.claim(connection, "s", "filled-65432", null).outcome())
+            .isEqualTo(ClaimOutcome.DUPLICATE);
+        assertThat(inbox.claim(connection, "s", "another-new-key", null).isNew()).isTrue();
+        assertThat(sequentialScansOfInboxInThisTransaction(connection)).isZero();
+      } finally {
+        // The connection goes back to the pool: leave no transaction and no plan setting behind.
+        if (!connection.getAutoCommit()) {
+          connection.rollback();
+          connection.setAutoCommit(true);
+        }
+        execute(connection, "RESET plan_cache_mode");
       }
-      execute(
-          connection,
-          "INSERT INTO "
-              + schema
-              + ".inbox (scope, key, state, attempts, created_at, updated_at, completed_at)"
-              + " SELECT 's', 'filled-' || g, 'COMPLETED', 1, now(), now(), now()"
-              + " FROM generate_series(1, 200000) g");
-      connection.commit();
-
-      Claim fresh = inbox.claimAtStart(connection, "s", "new-key", null);
-      assertThat(fresh.isNew()).isTrue();
-      assertThat(sequentialScansOfInboxInThisTransaction(connection)).isZero();
-      connection.rollback();
-
-      Claim duplicate = inbox.claimAtStart(connection, "s", "filled-123456", null);
-      assertThat(duplicate.outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
-      assertThat(sequentialScansOfInboxInThisTransaction(connection)).isZero();
-      connection.rollback();
-
-      // The claim in a caller's transaction uses the other form of the statement.
-      assertThat(inbox.claim(connection, "s", "filled-65432", null).outcome())
-          .isEqualTo(ClaimOutcome.DUPLICATE);
-      assertThat(inbox.claim(connection, "s", "another-new-key", null).isNew()).isTrue();
-      assertThat(sequentialScansOfInboxInThisTransaction(connection)).isZero();
-      connection.rollback();
-      connection.setAutoCommit(true);
-      execute(connection, "RESET plan_cache_mode");
     }
   }
 
