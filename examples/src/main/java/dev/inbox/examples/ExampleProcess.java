@@ -52,6 +52,16 @@ final class ExampleProcess implements AutoCloseable {
   }
 
   /**
+   * {@link #kill9} and {@link #restart} under one lock, so that a supervisor calling {@link
+   * #restartIfExited} in between cannot take the kill for an exit of its own and start a second
+   * process beside the one started here.
+   */
+  synchronized void kill9AndRestart() throws InterruptedException, IOException {
+    kill9();
+    restart();
+  }
+
+  /**
    * Starts the process again if it exited on its own, as a supervisor (systemd, Kubernetes) would.
    * Returns its exit code then, else null.
    */

@@ -131,9 +131,7 @@ final class FaultRun {
           "kill -9 consumer",
           plan.consumerKills(),
           () -> {
-            ExampleProcess victim = consumers.get(targets.nextInt(consumers.size()));
-            victim.kill9();
-            victim.restart();
+            consumers.get(targets.nextInt(consumers.size())).kill9AndRestart();
           });
       schedule.add(
           "pg_terminate_backend",
@@ -159,12 +157,7 @@ final class FaultRun {
       // The HTTP server's kills follow the HTTP clients' progress, which has a pace of its own.
       FaultSchedule httpSchedule = new FaultSchedule(seed + 7);
       httpSchedule.add(
-          "kill -9 HTTP server",
-          plan.httpServerKills(),
-          () -> {
-            httpServer[0].kill9();
-            httpServer[0].restart();
-          });
+          "kill -9 HTTP server", plan.httpServerKills(), () -> httpServer[0].kill9AndRestart());
       int scheduled = schedule.size() + httpSchedule.size();
 
       EffectsProgress progress = new EffectsProgress(dataSource, expectedEffects);
