@@ -66,13 +66,7 @@ class BatchClaimTest extends InboxTestSupport {
     assertThat(result.count(ItemStatus.COMPLETED)).isEqualTo(800);
     assertThat(result.count(ItemStatus.DUPLICATE)).isEqualTo(200);
     assertThat(effects()).as("effect rows: 100 earlier + 800 new").isEqualTo(900);
-    assertThat(
-            queryLong(
-                "SELECT count(*) FROM (SELECT key FROM "
-                    + schema
-                    + ".effects GROUP BY key HAVING count(*) > 1) d"))
-        .as("keys with a doubled effect")
-        .isZero();
+    assertThat(keysWithADoubledEffect()).as("keys with a doubled effect").isZero();
     assertThat(result.items()).extracting(ItemResult::item).containsExactlyElementsOf(batch);
   }
 

@@ -101,6 +101,14 @@ abstract class InboxTestSupport {
         "SELECT count(*) FROM " + schema + ".effects WHERE key = '" + key.replace("'", "''") + "'");
   }
 
+  /** Keys whose effect was applied more than once: the count exactly-once must keep at zero. */
+  protected long keysWithADoubledEffect() throws SQLException {
+    return queryLong(
+        "SELECT count(*) FROM (SELECT key FROM "
+            + schema
+            + ".effects GROUP BY key HAVING count(*) > 1) d");
+  }
+
   protected long inboxRows() throws SQLException {
     return queryLong("SELECT count(*) FROM " + schema + ".inbox");
   }
@@ -111,6 +119,15 @@ abstract class InboxTestSupport {
         ResultSet rs = s.executeQuery(query)) {
       rs.next();
       return rs.getLong(1);
+    }
+  }
+
+  protected String queryString(String query) throws SQLException {
+    try (Connection c = dataSource.getConnection();
+        Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery(query)) {
+      rs.next();
+      return rs.getString(1);
     }
   }
 

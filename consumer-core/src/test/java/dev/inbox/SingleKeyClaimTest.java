@@ -152,15 +152,6 @@ class SingleKeyClaimTest extends InboxTestSupport {
     }
   }
 
-  private String queryString(String query) throws SQLException {
-    try (Connection c = dataSource.getConnection();
-        Statement s = c.createStatement();
-        ResultSet rs = s.executeQuery(query)) {
-      rs.next();
-      return rs.getString(1);
-    }
-  }
-
   private long sequentialScansOfInboxInThisTransaction(Connection connection) throws SQLException {
     try (Statement statement = connection.createStatement();
         ResultSet rs =

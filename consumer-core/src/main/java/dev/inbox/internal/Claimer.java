@@ -298,10 +298,7 @@ final class Claimer {
       boolean configure)
       throws SQLException {
     String[] keys = pending.keySet().toArray(new String[0]);
-    byte[][] fingerprints = new byte[keys.length][];
-    for (int i = 0; i < keys.length; i++) {
-      fingerprints[i] = pending.get(keys[i]).fingerprint();
-    }
+    byte[][] fingerprints = fingerprintsOf(keys, pending);
     int takenOver = 0;
     String statement = configure ? transactionConfiguration() + "; " + sql.claim : sql.claim;
     try (PreparedStatement ps = connection.prepareStatement(statement)) {
@@ -390,12 +387,8 @@ final class Claimer {
       ps.setObject(next++, Rows.timestamp(now));
       ps.setObject(next++, writtenAs == RecordState.COMPLETED ? Rows.timestamp(now) : null);
       if (!single) {
-        byte[][] fingerprints = new byte[keys.length][];
-        for (int i = 0; i < keys.length; i++) {
-          fingerprints[i] = pending.get(keys[i]).fingerprint();
-        }
         ps.setArray(next++, connection.createArrayOf("text", keys));
-        ps.setArray(next, connection.createArrayOf("bytea", fingerprints));
+        ps.setArray(next, connection.createArrayOf("bytea", fingerprintsOf(keys, pending)));
       }
       ps.execute();
       try (ResultSet rs = currentResultSet(ps)) {
@@ -417,6 +410,15 @@ final class Claimer {
         }
       }
     }
+  }
+
+  /** The fingerprints of the pending requests, in the order of {@code keys}. */
+  private static byte[][] fingerprintsOf(String[] keys, Map<String, Request> pending) {
+    byte[][] fingerprints = new byte[keys.length][];
+    for (int i = 0; i < keys.length; i++) {
+      fingerprints[i] = pending.get(keys[i]).fingerprint();
+    }
+    return fingerprints;
   }
 
   private static Claim inserted(String scope, String key, String leaseOwner, Instant lockedUntil) {

@@ -249,7 +249,8 @@ public final class PostgresInbox implements Inbox {
     try {
       requireTransaction(transaction);
       try (PreparedStatement ps = transaction.prepareStatement(sql.completeAndCommit)) {
-        bindCompletion(transaction, ps, claim, result, now());
+        bindCompletion(
+            transaction, ps, claim.scope(), claim.key(), claim.fencingToken(), result, now());
         // The guard raises an error unless exactly one row was completed; an error makes the
         // server skip the COMMIT that follows it in the same round trip.
         ps.execute();
@@ -304,13 +305,8 @@ public final class PostgresInbox implements Inbox {
     Objects.requireNonNull(lease, "lease");
     try (Connection connection = dataSource.getConnection();
         PreparedStatement ps = connection.prepareStatement(sql.complete)) {
-      Instant now = now();
-      Rows.setResult(connection, ps, 1, result);
-      ps.setObject(5, Rows.timestamp(now));
-      ps.setObject(6, Rows.timestamp(now));
-      ps.setString(7, lease.scope());
-      ps.setString(8, lease.key());
-      ps.setLong(9, lease.fencingToken());
+      bindCompletion(
+          connection, ps, lease.scope(), lease.key(), lease.fencingToken(), result, now());
       if (ps.executeUpdate() != 1) {
         throw leaseLost(connection, lease, RecordState.COMPLETED);
       }
@@ -477,7 +473,7 @@ public final class PostgresInbox implements Inbox {
   private void completeClaimed(Connection connection, Claim claim, StoredResult result, Instant now)
       throws SQLException {
     try (PreparedStatement ps = connection.prepareStatement(sql.complete)) {
-      bindCompletion(connection, ps, claim, result, now);
+      bindCompletion(connection, ps, claim.scope(), claim.key(), claim.fencingToken(), result, now);
       int updated = ps.executeUpdate();
       if (updated != 1) {
         throw new IllegalStateException(
@@ -492,15 +488,22 @@ public final class PostgresInbox implements Inbox {
     }
   }
 
+  /** Binds {@link Statements#complete}: the result, then which claim, by its fencing token. */
   private static void bindCompletion(
-      Connection connection, PreparedStatement ps, Claim claim, StoredResult result, Instant now)
+      Connection connection,
+      PreparedStatement ps,
+      String scope,
+      String key,
+      long fencingToken,
+      StoredResult result,
+      Instant now)
       throws SQLException {
     Rows.setResult(connection, ps, 1, result);
     ps.setObject(5, Rows.timestamp(now));
     ps.setObject(6, Rows.timestamp(now));
-    ps.setString(7, claim.scope());
-    ps.setString(8, claim.key());
-    ps.setLong(9, claim.fencingToken());
+    ps.setString(7, scope);
+    ps.setString(8, key);
+    ps.setLong(9, fencingToken);
   }
 
   /**
