@@ -2,6 +2,7 @@ package dev.inbox.benchmarks;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.inbox.InboxDataSources;
+import dev.inbox.rabbit.InboxRabbitConsumer;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -58,6 +59,14 @@ public final class InboxBenchmarks implements Callable<Integer> {
       defaultValue = "amqp://guest:guest@127.0.0.1:5672/%2F",
       description = "RabbitMQ for the rabbit scenario (default: ${DEFAULT-VALUE}).")
   String amqpUri;
+
+  @Option(
+      names = "--prefetch",
+      defaultValue = "" + InboxRabbitConsumer.DEFAULT_PREFETCH,
+      description =
+          "Prefetch, and so the largest batch, of both rabbit variants (default: ${DEFAULT-VALUE},"
+              + " the adapter's default).")
+  int prefetch;
 
   @Option(
       names = "--scenario",
@@ -138,6 +147,11 @@ public final class InboxBenchmarks implements Callable<Integer> {
       throw new CommandLine.ParameterException(
           new CommandLine(this),
           "need --messages >= 1, --runs >= 1, --warmup >= 0 and 0 <= --duplicate-rate < 1");
+    }
+    if (prefetch < 1 || prefetch > 65_535) {
+      throw new CommandLine.ParameterException(
+          new CommandLine(this),
+          "need 1 <= --prefetch <= 65535 (AMQP's prefetch count is 16 bits), but got " + prefetch);
     }
     if (scaleClaims < 1 || purgeRows < 0 || scaleRows.stream().anyMatch(rows -> rows < 0)) {
       throw new CommandLine.ParameterException(

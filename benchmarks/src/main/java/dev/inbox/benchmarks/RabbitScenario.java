@@ -37,9 +37,7 @@ import javax.sql.DataSource;
  * The variants take turns run by run ({@link InterleavedRuns}).
  */
 final class RabbitScenario {
-  /** The adapter's defaults, used by both variants. */
-  static final int PREFETCH = 100;
-
+  /** The adapter's default linger, used by both variants. */
   static final long LINGER_MILLIS = 5;
 
   private static final long RUN_TIMEOUT_MINUTES = 10;
@@ -49,10 +47,14 @@ final class RabbitScenario {
   private final Connection connection;
   private final PaymentsSchema payments = new PaymentsSchema("bench_rabbit");
 
-  RabbitScenario(DataSource dataSource, Workload workload, Connection connection) {
+  /** The prefetch of both variants, and so the largest batch. */
+  private final int prefetch;
+
+  RabbitScenario(DataSource dataSource, Workload workload, Connection connection, int prefetch) {
     this.dataSource = dataSource;
     this.workload = workload;
     this.connection = connection;
+    this.prefetch = prefetch;
   }
 
   static Connection connect(String amqpUri) throws Exception {
@@ -63,7 +65,8 @@ final class RabbitScenario {
 
   static boolean runAll(BenchmarkRun run) throws Exception {
     try (Connection connection = connect(run.options.amqpUri)) {
-      return new RabbitScenario(run.dataSource, run.workload, connection).measure(run);
+      return new RabbitScenario(run.dataSource, run.workload, connection, run.options.prefetch)
+          .measure(run);
     }
   }
 
@@ -71,7 +74,7 @@ final class RabbitScenario {
     return run.printThroughput(
         "rabbit",
         "prefetch",
-        PREFETCH,
+        prefetch,
         "ratio_vs_plain",
         InterleavedRuns.repeat(run, List.of("plain", "inbox"), this::run));
   }
@@ -125,7 +128,7 @@ final class RabbitScenario {
               .connection(connection)
               .queue(queue)
               .inbox(inbox)
-              .prefetch(PREFETCH)
+              .prefetch(prefetch)
               .linger(Duration.ofMillis(LINGER_MILLIS))
               // The key of every delivery is read once, as its batch starts: when the last one
               // is read, the last batch is in flight, and close() finishes and acks it.
@@ -167,7 +170,7 @@ final class RabbitScenario {
     try (java.sql.Connection tx = dataSource.getConnection();
         Channel channel = connection.createChannel()) {
       tx.setAutoCommit(false);
-      channel.basicQos(PREFETCH);
+      channel.basicQos(prefetch);
       String tag = channel.basicConsume(queue, false, (t, d) -> buffer.add(d), t -> {});
       while (consumed < total) {
         if (System.nanoTime() - deadline > 0) {
@@ -197,8 +200,7 @@ final class RabbitScenario {
   }
 
   /** The first delivery to arrive, then whatever else arrives within the linger. */
-  private static List<Delivery> nextBatch(BlockingQueue<Delivery> buffer)
-      throws InterruptedException {
+  private List<Delivery> nextBatch(BlockingQueue<Delivery> buffer) throws InterruptedException {
     List<Delivery> batch = new ArrayList<>();
     Delivery first = buffer.poll(100, TimeUnit.MILLISECONDS);
     if (first == null) {
@@ -206,10 +208,10 @@ final class RabbitScenario {
     }
     batch.add(first);
     long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(LINGER_MILLIS);
-    while (batch.size() < PREFETCH) {
-      buffer.drainTo(batch, PREFETCH - batch.size());
+    while (batch.size() < prefetch) {
+      buffer.drainTo(batch, prefetch - batch.size());
       long remaining = deadline - System.nanoTime();
-      if (batch.size() >= PREFETCH || remaining <= 0) {
+      if (batch.size() >= prefetch || remaining <= 0) {
         break;
       }
       Delivery next = buffer.poll(remaining, TimeUnit.NANOSECONDS);

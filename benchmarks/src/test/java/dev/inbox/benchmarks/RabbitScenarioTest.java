@@ -16,7 +16,7 @@ class RabbitScenarioTest {
     Workload workload = new Workload(400, 0.2, 7);
     try (HikariDataSource dataSource = TestDataSources.pool(4);
         Connection connection = RabbitScenario.connect(TestRabbit.shared().uri())) {
-      RabbitScenario scenario = new RabbitScenario(dataSource, workload, connection);
+      RabbitScenario scenario = new RabbitScenario(dataSource, workload, connection, 100);
       for (String variant : new String[] {"plain", "inbox"}) {
         assertThat(scenario.run(variant).correct()).as(variant).isTrue();
       }
