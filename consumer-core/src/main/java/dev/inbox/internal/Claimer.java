@@ -323,13 +323,7 @@ final class Claimer {
           if (rs.getBoolean(5)) {
             takenOver++;
           }
-          LeaseToken lease =
-              leaseOwner == null
-                  ? null
-                  : new LeaseToken(scope, key, leaseOwner, token, lockedUntil);
-          claims.put(
-              key,
-              new Claim(scope, key, ClaimOutcome.NEW, attempts, token, null, lockedUntil, lease));
+          claims.put(key, newClaim(scope, key, leaseOwner, attempts, token, lockedUntil));
           if (pending.remove(key) == null) {
             throw new IllegalStateException(
                 "claim returned key '" + key + "' twice or unasked, which indicates a bug");
@@ -401,7 +395,7 @@ final class Claimer {
           }
           Claim claim =
               rs.getBoolean("inserted")
-                  ? inserted(scope, key, leaseOwner, Rows.instant(rs, "locked_until"))
+                  ? newClaim(scope, key, leaseOwner, 1, 1, Rows.instant(rs, "locked_until"))
                   : classifyRow(scope, request, rs, now);
           if (claim != null) {
             claims.put(key, claim);
@@ -421,10 +415,20 @@ final class Claimer {
     return fingerprints;
   }
 
-  private static Claim inserted(String scope, String key, String leaseOwner, Instant lockedUntil) {
+  /** A claim this transaction now owns, with its lease when it has a lease owner. */
+  private static Claim newClaim(
+      String scope,
+      String key,
+      String leaseOwner,
+      int attempts,
+      long fencingToken,
+      Instant lockedUntil) {
     LeaseToken lease =
-        leaseOwner == null ? null : new LeaseToken(scope, key, leaseOwner, 1, lockedUntil);
-    return new Claim(scope, key, ClaimOutcome.NEW, 1, 1, null, lockedUntil, lease);
+        leaseOwner == null
+            ? null
+            : new LeaseToken(scope, key, leaseOwner, fencingToken, lockedUntil);
+    return new Claim(
+        scope, key, ClaimOutcome.NEW, attempts, fencingToken, null, lockedUntil, lease);
   }
 
   private void classify(

@@ -49,11 +49,12 @@ final class Statements {
   final String insertOrRead;
 
   /**
-   * Like {@link #insertOrRead}, but a plain INSERT where the snapshot shows no row: about half the
-   * cost of a speculative insertion. A row committed after the snapshot, or by a transaction the
-   * INSERT waited for, makes it fail with a unique violation (23505) that aborts the transaction,
-   * so it is only for the first statement of a transaction that can be rolled back and claimed
-   * again. PostgreSQL logs that error; it happens only when two claimants race for a new key.
+   * Like {@link #insertOrRead}, but a plain INSERT where the snapshot shows no row, cheaper for the
+   * database than a speculative insertion (benchmarks/README.md has the pgbench figures). A row
+   * committed after the snapshot, or by a transaction the INSERT waited for, makes it fail with a
+   * unique violation (23505) that aborts the transaction, so it is only for the first statement of
+   * a transaction that can be rolled back and claimed again. PostgreSQL logs that error; it happens
+   * only when two claimants race for a new key.
    */
   final String insertUnlessSeen;
 
