@@ -9,6 +9,7 @@ import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.common.test.KafkaClusterTestKit;
 import org.apache.kafka.common.test.TestKitNodes;
+import org.apache.kafka.common.utils.Exit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.testcontainers.kafka.KafkaContainer;
@@ -66,6 +67,16 @@ public final class TestKafka {
   }
 
   private static String startInThisJvm() {
+    // The broker lives in the test JVM. Kafka halts its JVM on some fatal faults (a log directory
+    // gone, for one, which can happen while shutdown hooks delete temporary directories), and a
+    // halt with status 1 after the last test makes Maven report a passing fork as failed. Here a
+    // halt or exit request becomes a printed line instead: a broken broker fails the tests anyway.
+    Exit.setHaltProcedure(
+        (code, message) ->
+            System.err.println("the test Kafka broker asked to halt (" + code + "): " + message));
+    Exit.setExitProcedure(
+        (code, message) ->
+            System.err.println("the test Kafka broker asked to exit (" + code + "): " + message));
     try {
       KafkaClusterTestKit cluster =
           new KafkaClusterTestKit.Builder(
