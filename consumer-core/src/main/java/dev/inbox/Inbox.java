@@ -103,6 +103,11 @@ public interface Inbox extends AutoCloseable {
    * timeout. Unless the claim is {@code NEW}, roll the transaction back: after a lock timeout
    * ({@code IN_PROGRESS}) it is aborted.
    *
+   * <p>On {@code NEW} the row is written as {@code COMPLETED} at once, since it can only ever be
+   * seen committed, and {@link #complete(Connection, Claim, StoredResult)} or {@link
+   * #completeAndCommit(Connection, Claim, StoredResult)} then adds the result without touching an
+   * index. Call one of them before committing all the same: a commit without it stores no result.
+   *
    * @throws IllegalArgumentException when the connection is in auto-commit mode
    */
   Claim claimAtStart(Connection transaction, String scope, String key, byte[] fingerprint);

@@ -196,7 +196,7 @@ public final class PostgresInbox implements Inbox {
     try {
       requireTransaction(transaction);
       return claimFirst(
-          transaction, scope, new Claimer.Request(key, fingerprint), null, RecordState.IN_PROGRESS);
+          transaction, scope, new Claimer.Request(key, fingerprint), null, RecordState.COMPLETED);
     } catch (SQLException e) {
       throw new InboxDatabaseException(scope, key, "claim at the start of a transaction failed", e);
     }
@@ -472,7 +472,7 @@ public final class PostgresInbox implements Inbox {
 
   private void completeClaimed(Connection connection, Claim claim, StoredResult result, Instant now)
       throws SQLException {
-    try (PreparedStatement ps = connection.prepareStatement(sql.complete)) {
+    try (PreparedStatement ps = connection.prepareStatement(sql.completeInTransaction)) {
       bindCompletion(connection, ps, claim.scope(), claim.key(), claim.fencingToken(), result, now);
       int updated = ps.executeUpdate();
       if (updated != 1) {
@@ -488,7 +488,10 @@ public final class PostgresInbox implements Inbox {
     }
   }
 
-  /** Binds {@link Statements#complete}: the result, then which claim, by its fencing token. */
+  /**
+   * Binds {@link Statements#complete} or {@link Statements#completeInTransaction}: the result, then
+   * which claim, by its fencing token.
+   */
   private static void bindCompletion(
       Connection connection,
       PreparedStatement ps,

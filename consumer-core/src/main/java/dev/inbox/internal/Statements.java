@@ -69,6 +69,16 @@ final class Statements {
   final String complete;
 
   /**
+   * {@link #complete} for a claim made on the caller's transaction: an {@code IN_PROGRESS} row, or
+   * a row that this very transaction inserted as {@code COMPLETED} ({@code claimAtStart}, whose
+   * uncommitted row nobody else can see in either state). For the latter, only the result and
+   * {@code updated_at} change, and no indexed column or partial-index predicate does, so that the
+   * update can be HOT: no new index entries. The {@code xmin} test keeps a stale claim from
+   * overwriting a row that an earlier transaction completed.
+   */
+  final String completeInTransaction;
+
+  /**
    * {@link #complete} and COMMIT in one round trip. The SELECT turns "not exactly one row
    * completed" into an error (a cast that fails, naming the count), and the server skips the rest
    * of a round trip after an error, so the COMMIT then never runs. The failing cast depends on the
@@ -173,9 +183,19 @@ final class Statements {
             + " locked_until = NULL WHERE scope = ? AND key = ? AND fencing_token = ? AND state = '"
             + Transitions.COMPLETE.from()
             + "'";
+    completeInTransaction =
+        "UPDATE "
+            + table
+            + " SET state = 'COMPLETED', result_status = ?, result_headers = ?, result_body = ?,"
+            + " result_body_sha256 = ?,"
+            + " completed_at = CASE WHEN state = 'COMPLETED' THEN completed_at ELSE ? END,"
+            + " updated_at = ?, lease_owner = NULL, locked_until = NULL"
+            + " WHERE scope = ? AND key = ? AND fencing_token = ? AND (state = '"
+            + Transitions.COMPLETE.from()
+            + "' OR (state = 'COMPLETED' AND xmin = pg_current_xact_id()::xid))";
     completeAndCommit =
         "WITH completed AS ("
-            + complete
+            + completeInTransaction
             + " RETURNING 1) SELECT CASE WHEN count(*) = 1 THEN count(*) ELSE"
             + " ('inbox: completing the claim changed ' || count(*) || ' rows, so nothing was"
             + " committed')::bigint END FROM completed; COMMIT";
