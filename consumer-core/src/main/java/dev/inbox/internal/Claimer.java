@@ -305,10 +305,10 @@ final class Claimer {
       ps.setString(1, scope);
       ps.setString(2, writtenAs.name());
       ps.setString(3, leaseOwner);
-      ps.setObject(4, Rows.timestamp(leaseEnd));
+      Rows.setTimestampOrNull(ps, 4, leaseEnd);
       ps.setObject(5, Rows.timestamp(now));
       ps.setObject(6, Rows.timestamp(now));
-      ps.setObject(7, writtenAs == RecordState.COMPLETED ? Rows.timestamp(now) : null);
+      Rows.setTimestampOrNull(ps, 7, writtenAs == RecordState.COMPLETED ? now : null);
       ps.setArray(8, connection.createArrayOf("text", keys));
       ps.setArray(9, connection.createArrayOf("bytea", fingerprints));
       ps.setInt(10, settings.maxAttempts());
@@ -376,10 +376,10 @@ final class Claimer {
       }
       ps.setString(next++, writtenAs.name());
       ps.setString(next++, leaseOwner);
-      ps.setObject(next++, Rows.timestamp(leaseEnd));
+      Rows.setTimestampOrNull(ps, next++, leaseEnd);
       ps.setObject(next++, Rows.timestamp(now));
       ps.setObject(next++, Rows.timestamp(now));
-      ps.setObject(next++, writtenAs == RecordState.COMPLETED ? Rows.timestamp(now) : null);
+      Rows.setTimestampOrNull(ps, next++, writtenAs == RecordState.COMPLETED ? now : null);
       if (!single) {
         ps.setArray(next++, connection.createArrayOf("text", keys));
         ps.setArray(next, connection.createArrayOf("bytea", fingerprintsOf(keys, pending)));

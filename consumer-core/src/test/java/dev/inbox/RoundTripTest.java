@@ -1,0 +1,155 @@
+package dev.inbox;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.zaxxer.hikari.HikariDataSource;
+import dev.inbox.testing.TestDataSources;
+import java.sql.Connection;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.logging.Handler;
+import java.util.logging.Level;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * How many round trips each operation costs once its statements are prepared on the server, counted
+ * as the Sync messages that pgjdbc sends (each one waits for the server's answer).
+ *
+ * <p>pgjdbc describes a statement once when a parameter has no type (it sends a null timestamp so),
+ * and from then on sends a described statement that returns text or bytea columns only after a Sync
+ * of what is queued before it: the claim behind the transaction's settings cost two round trips
+ * that way. Every operation runs {@link #WARM_UP} times first, past pgjdbc's prepare threshold of
+ * 5, on a pool of one connection so that all runs share its prepared statements.
+ */
+class RoundTripTest extends InboxTestSupport {
+  private static final int WARM_UP = 8;
+  private static final Logger DRIVER = Logger.getLogger("org.postgresql.core.v3.QueryExecutorImpl");
+
+  private final AtomicInteger syncs = new AtomicInteger();
+  private final Handler countSyncs =
+      new Handler() {
+        @Override
+        public void publish(LogRecord record) {
+          if ("FE=> Sync".equals(String.valueOf(record.getMessage()).trim())) {
+            syncs.incrementAndGet();
+          }
+        }
+
+        @Override
+        public void flush() {}
+
+        @Override
+        public void close() {}
+      };
+
+  private HikariDataSource oneConnection;
+  private Inbox inbox;
+  private Level driverLevel;
+  private int keys;
+
+  @FunctionalInterface
+  private interface Operation {
+    void run(String key) throws Exception;
+  }
+
+  @BeforeEach
+  void oneConnectionAndCountedSyncs() {
+    inbox(); // migrates the schema through the shared pool: Flyway needs two connections
+    oneConnection = TestDataSources.pool(1);
+    inbox =
+        Inbox.builder()
+            .dataSource(oneConnection)
+            .settings(settings().build())
+            .migrate(false)
+            .build();
+    driverLevel = DRIVER.getLevel();
+    DRIVER.setLevel(Level.FINEST);
+    DRIVER.addHandler(countSyncs);
+  }
+
+  @AfterEach
+  void restore() {
+    DRIVER.removeHandler(countSyncs);
+    DRIVER.setLevel(driverLevel);
+    inbox.close();
+    oneConnection.close();
+  }
+
+  /** The round trips of the last of {@code WARM_UP + 1} runs, each on a new key. */
+  private int roundTrips(Operation operation) throws Exception {
+    for (int i = 0; i < WARM_UP; i++) {
+      operation.run("warm-" + keys++);
+    }
+    syncs.set(0);
+    operation.run("measured-" + keys++);
+    return syncs.get();
+  }
+
+  @Test
+  void a_claim_at_the_start_of_a_transaction_is_one_round_trip_and_its_completion_another()
+      throws Exception {
+    List<Integer> claims = new ArrayList<>();
+    int completions =
+        roundTrips(
+            key -> {
+              try (Connection tx = oneConnection.getConnection()) {
+                tx.setAutoCommit(false);
+                int before = syncs.get();
+                Claim claim = inbox.claimAtStart(tx, "s", key, null);
+                claims.add(syncs.get() - before);
+                syncs.set(0);
+                inbox.completeAndCommit(tx, claim, StoredResult.of(201, new byte[] {1}));
+              }
+            });
+    assertThat(claims.get(claims.size() - 1)).as("claimAtStart").isEqualTo(1);
+    assertThat(completions).as("completeAndCommit").isEqualTo(1);
+  }
+
+  @Test
+  void a_replayed_key_is_answered_in_one_round_trip() throws Exception {
+    inbox.execute("s", "done", tx -> StoredResult.of(201, new byte[] {1}));
+    int replay =
+        roundTrips(
+            key -> {
+              try (Connection tx = oneConnection.getConnection()) {
+                tx.setAutoCommit(false);
+                int before = syncs.get();
+                Claim claim = inbox.claimAtStart(tx, "s", "done", null);
+                assertThat(claim.outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
+                int claimed = syncs.get() - before;
+                tx.rollback();
+                syncs.set(claimed);
+              }
+            });
+    assertThat(replay).isEqualTo(1);
+  }
+
+  @Test
+  void execute_is_the_claim_and_the_commit() throws Exception {
+    assertThat(roundTrips(key -> inbox.execute("s", key, tx -> null))).isEqualTo(2);
+  }
+
+  @Test
+  void a_batch_is_the_claim_and_the_commit() throws Exception {
+    int batch =
+        roundTrips(
+            key -> {
+              List<BatchItem<String>> items = new ArrayList<>();
+              for (int i = 0; i < 10; i++) {
+                items.add(BatchItem.of(key + "-" + i, "payload"));
+              }
+              inbox.executeBatch("s", items, (item, tx) -> null);
+            });
+    assertThat(batch).isEqualTo(2);
+  }
+
+  @Test
+  void a_leased_claim_is_the_claim_and_its_commit() throws Exception {
+    assertThat(roundTrips(key -> inbox.claimLease("s", key, null))).isEqualTo(2);
+  }
+}
