@@ -86,6 +86,21 @@ public interface Inbox extends AutoCloseable {
       String scope, List<BatchItem<T>> items, BatchFailurePolicy policy, BatchHandler<T> handler);
 
   /**
+   * Like {@link #executeBatch(String, List, BatchFailurePolicy, BatchHandler)}, with one handler
+   * call for all the new items of the batch, so that their writes can be set-based statements: the
+   * batch then costs a fixed number of round trips, however many new items it has. When the handler
+   * throws, the batch runs again with one item per call to find the failing one (see {@link
+   * NewItemsHandler}).
+   *
+   * @throws InvalidKeyException when any key breaks a rule; nothing is written
+   */
+  <T> BatchResult<T> executeBatchAtOnce(
+      String scope,
+      List<BatchItem<T>> items,
+      BatchFailurePolicy policy,
+      NewItemsHandler<T> handler);
+
+  /**
    * Claims a key on a connection the caller already has in a transaction (bring your own
    * transaction: Spring's {@code @Transactional}, jOOQ, plain JDBC). The claim runs under a
    * savepoint, so that neither a duplicate nor a lock timeout aborts the caller's transaction. The

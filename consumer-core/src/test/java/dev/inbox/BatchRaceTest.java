@@ -11,7 +11,8 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Batches that share keys race: each batch claims its keys with a plain INSERT where its snapshot
@@ -20,8 +21,10 @@ import org.junit.jupiter.api.Test;
  */
 class BatchRaceTest extends InboxTestSupport {
 
-  @Test
-  void eight_threads_of_overlapping_batches_apply_each_key_exactly_once() throws Exception {
+  @ParameterizedTest(name = "new items at once: {0}")
+  @ValueSource(booleans = {false, true})
+  void eight_threads_of_overlapping_batches_apply_each_key_exactly_once(boolean atOnce)
+      throws Exception {
     Inbox inbox = inbox();
     int threads = 8;
     int rounds = 5;
@@ -44,13 +47,19 @@ class BatchRaceTest extends InboxTestSupport {
                     }
                     Collections.shuffle(batch, random);
                     BatchResult<Long> result =
-                        inbox.executeBatch(
-                            "race",
-                            batch,
-                            (item, tx) -> {
-                              effect(tx, "race", item.key(), item.payload());
-                              return null;
-                            });
+                        atOnce
+                            ? inbox.executeBatchAtOnce(
+                                "race",
+                                batch,
+                                BatchFailurePolicy.CONTINUE,
+                                (newItems, tx) -> effects(tx, "race", newItems))
+                            : inbox.executeBatch(
+                                "race",
+                                batch,
+                                (item, tx) -> {
+                                  effect(tx, "race", item.key(), item.payload());
+                                  return null;
+                                });
                     unsettled.addAndGet(
                         batch.size()
                             - result.count(ItemStatus.COMPLETED)

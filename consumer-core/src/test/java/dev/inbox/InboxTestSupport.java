@@ -92,6 +92,22 @@ abstract class InboxTestSupport {
     }
   }
 
+  /** Writes the effects of many items with one multi-row INSERT, as a set-based handler does. */
+  protected void effects(Connection tx, String scope, List<BatchItem<Long>> items)
+      throws SQLException {
+    try (PreparedStatement ps =
+        tx.prepareStatement(
+            "INSERT INTO "
+                + schema
+                + ".effects (scope, key, amount) SELECT ?, k, a"
+                + " FROM unnest(?::text[], ?::bigint[]) AS u(k, a)")) {
+      ps.setString(1, scope);
+      ps.setArray(2, tx.createArrayOf("text", items.stream().map(BatchItem::key).toArray()));
+      ps.setArray(3, tx.createArrayOf("bigint", items.stream().map(BatchItem::payload).toArray()));
+      ps.executeUpdate();
+    }
+  }
+
   protected long effects() throws SQLException {
     return queryLong("SELECT count(*) FROM " + schema + ".effects");
   }

@@ -48,7 +48,7 @@ final class BenchmarkRun {
    * baseline of {@code ratioField}. Returns whether every run of every variant was correct.
    */
   boolean printThroughput(
-      String scenario,
+      JsonLine head,
       String parameter,
       long parameterValue,
       String ratioField,
@@ -65,7 +65,7 @@ final class BenchmarkRun {
       }
       allCorrect &= result.correct();
       print(
-          JsonLine.scenario(scenario)
+          head.copy()
               .put("variant", entry.getKey())
               .put(parameter, parameterValue)
               .put("messages", workload.messages.size())

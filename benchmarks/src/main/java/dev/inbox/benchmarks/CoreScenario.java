@@ -1,5 +1,6 @@
 package dev.inbox.benchmarks;
 
+import dev.inbox.BatchFailurePolicy;
 import dev.inbox.BatchItem;
 import dev.inbox.BatchResult;
 import dev.inbox.Inbox;
@@ -42,18 +43,24 @@ final class CoreScenario {
       // Run by run in turns: commit latency on a shared disk drifts, and must fall on both alike.
       allCorrect &=
           run.printThroughput(
-              "core",
+              JsonLine.scenario("core").put("handler", run.options.handler),
               "batch_size",
               batchSize,
               "ratio_vs_nodedup",
               InterleavedRuns.repeat(
-                  run, List.of("nodedup", "inbox"), variant -> run(variant, batchSize)));
+                  run,
+                  List.of("nodedup", "inbox"),
+                  variant -> run(variant, batchSize, run.options.handlerAtOnce())));
     }
     return allCorrect;
   }
 
-  /** One timed run of one variant, checked afterwards. */
-  Measurement run(String variant, int batchSize) throws Exception {
+  /**
+   * One timed run of one variant, checked afterwards.
+   *
+   * @param atOnce whether each batch's new payments are written by one set-based statement
+   */
+  Measurement run(String variant, int batchSize, boolean atOnce) throws Exception {
     payments.reset(dataSource);
     if (variant.equals("inbox")) {
       InboxSettings settings =
@@ -61,18 +68,18 @@ final class CoreScenario {
       try (Inbox inbox =
           Inbox.builder().dataSource(dataSource).settings(settings).migrate(true).build()) {
         long start = System.nanoTime();
-        runInbox(inbox, batchSize);
+        runInbox(inbox, batchSize, atOnce);
         return new Measurement(
             (System.nanoTime() - start) / 1e9, payments.correct(dataSource, workload));
       }
     }
     long start = System.nanoTime();
-    runNoDedup(batchSize);
+    runNoDedup(batchSize, atOnce);
     return new Measurement(
         (System.nanoTime() - start) / 1e9, payments.correct(dataSource, workload));
   }
 
-  private void runInbox(Inbox inbox, int batchSize) {
+  private void runInbox(Inbox inbox, int batchSize, boolean atOnce) {
     List<Workload.Payment> messages = workload.messages;
     for (int from = 0; from < messages.size(); from += batchSize) {
       List<BatchItem<Workload.Payment>> items = new ArrayList<>(batchSize);
@@ -81,28 +88,43 @@ final class CoreScenario {
         items.add(BatchItem.of(payment.id(), payment));
       }
       BatchResult<Workload.Payment> result =
-          inbox.executeBatch(
-              "bench",
-              items,
-              (item, tx) -> {
-                payments.apply(tx, item.payload());
-                return null;
-              });
+          atOnce
+              ? inbox.executeBatchAtOnce(
+                  "bench",
+                  items,
+                  BatchFailurePolicy.CONTINUE,
+                  (newItems, tx) ->
+                      payments.applyAll(tx, newItems.stream().map(BatchItem::payload).toList()))
+              : inbox.executeBatch(
+                  "bench",
+                  items,
+                  (item, tx) -> {
+                    payments.apply(tx, item.payload());
+                    return null;
+                  });
       if (result.count(ItemStatus.COMPLETED) + result.count(ItemStatus.DUPLICATE) != items.size()) {
         throw new IllegalStateException("unsettled items in a batch: " + result.counts());
       }
     }
   }
 
-  private void runNoDedup(int batchSize) throws SQLException {
+  private void runNoDedup(int batchSize, boolean atOnce) throws SQLException {
     Set<String> seen = new HashSet<>();
     List<Workload.Payment> messages = workload.messages;
     try (Connection tx = dataSource.getConnection()) {
       tx.setAutoCommit(false);
       for (int from = 0; from < messages.size(); from += batchSize) {
+        List<Workload.Payment> fresh = new ArrayList<>();
         for (Workload.Payment payment :
             messages.subList(from, Math.min(from + batchSize, messages.size()))) {
           if (seen.add(payment.id())) {
+            fresh.add(payment);
+          }
+        }
+        if (atOnce && !fresh.isEmpty()) {
+          payments.applyAll(tx, fresh);
+        } else {
+          for (Workload.Payment payment : fresh) {
             payments.apply(tx, payment);
           }
         }

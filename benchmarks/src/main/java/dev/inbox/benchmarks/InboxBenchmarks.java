@@ -118,6 +118,27 @@ public final class InboxBenchmarks implements Callable<Integer> {
   long purgeRows;
 
   @Option(
+      names = "--handler",
+      defaultValue = HANDLER_PER_ITEM,
+      description =
+          "How the inbox and nodedup of the core and peers scenarios write the new payments of a"
+              + " batch: "
+              + HANDLER_PER_ITEM
+              + " (executeBatch, an INSERT and an UPDATE per payment) or "
+              + HANDLER_AT_ONCE
+              + " (executeBatchAtOnce, one set-based statement per batch) (default:"
+              + " ${DEFAULT-VALUE}).")
+  String handler;
+
+  static final String HANDLER_PER_ITEM = "per-item";
+  static final String HANDLER_AT_ONCE = "at-once";
+
+  /** Whether {@code --handler} asks for one set-based write per batch. */
+  boolean handlerAtOnce() {
+    return handler.equals(HANDLER_AT_ONCE);
+  }
+
+  @Option(
       names = "--runs",
       defaultValue = "3",
       description =
@@ -162,6 +183,16 @@ public final class InboxBenchmarks implements Callable<Integer> {
               + purgeRows
               + " and "
               + scaleRows);
+    }
+    if (!handler.equals(HANDLER_PER_ITEM) && !handler.equals(HANDLER_AT_ONCE)) {
+      throw new CommandLine.ParameterException(
+          new CommandLine(this),
+          "unknown --handler '"
+              + handler
+              + "'; known: "
+              + HANDLER_PER_ITEM
+              + ", "
+              + HANDLER_AT_ONCE);
     }
     for (String scenario : scenarios) {
       if (!SCENARIOS.containsKey(scenario)) {

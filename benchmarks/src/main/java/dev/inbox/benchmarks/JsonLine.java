@@ -12,6 +12,14 @@ final class JsonLine {
     return new JsonLine().put("scenario", name);
   }
 
+  /** Another line that starts with this one's fields. */
+  JsonLine copy() {
+    JsonLine copy = new JsonLine();
+    copy.json.setLength(0);
+    copy.json.append(json);
+    return copy;
+  }
+
   JsonLine put(String field, String value) {
     return raw(field, value == null ? "null" : '"' + value.replace("\"", "\\\"") + '"');
   }

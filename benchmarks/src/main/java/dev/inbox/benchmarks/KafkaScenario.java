@@ -70,7 +70,7 @@ final class KafkaScenario {
 
   private boolean measure(BenchmarkRun run) throws Exception {
     return run.printThroughput(
-        "kafka",
+        JsonLine.scenario("kafka"),
         "partitions",
         PARTITIONS,
         "ratio_vs_plain",

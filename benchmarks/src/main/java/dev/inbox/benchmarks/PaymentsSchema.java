@@ -5,6 +5,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.List;
 import javax.sql.DataSource;
 
 /** The business tables of one run: payments (no unique id, so doubles show) and accounts. */
@@ -12,6 +13,7 @@ final class PaymentsSchema {
   final String schema;
   private final String insertPayment;
   private final String creditAccount;
+  private final String applyAll;
 
   PaymentsSchema(String schema) {
     this.schema = schema;
@@ -19,6 +21,15 @@ final class PaymentsSchema {
         "INSERT INTO " + schema + ".payments (payment_id, account, amount_cents) VALUES (?, ?, ?)";
     this.creditAccount =
         "UPDATE " + schema + ".accounts SET balance_cents = balance_cents + ? WHERE id = ?";
+    this.applyAll =
+        "WITH p AS (SELECT * FROM unnest(?::text[], ?::int[], ?::bigint[]) AS u(id, account,"
+            + " amount)), inserted AS (INSERT INTO "
+            + schema
+            + ".payments (payment_id, account, amount_cents) SELECT id, account, amount FROM p)"
+            + " UPDATE "
+            + schema
+            + ".accounts a SET balance_cents = a.balance_cents + d.total FROM (SELECT account,"
+            + " sum(amount)::bigint AS total FROM p GROUP BY account) d WHERE a.id = d.account";
   }
 
   /** Drops and creates the schema, with every account at zero. */
@@ -57,6 +68,26 @@ final class PaymentsSchema {
       credit.setLong(1, payment.amountCents());
       credit.setInt(2, payment.account());
       credit.executeUpdate();
+    }
+  }
+
+  /**
+   * The effects of many new payments in one set-based statement: every payment row inserted, and
+   * each account credited once with the sum of its payments.
+   */
+  void applyAll(Connection tx, List<Workload.Payment> newPayments) throws SQLException {
+    try (PreparedStatement ps = tx.prepareStatement(applyAll)) {
+      ps.setArray(
+          1, tx.createArrayOf("text", newPayments.stream().map(Workload.Payment::id).toArray()));
+      ps.setArray(
+          2,
+          tx.createArrayOf(
+              "integer", newPayments.stream().map(Workload.Payment::account).toArray()));
+      ps.setArray(
+          3,
+          tx.createArrayOf(
+              "bigint", newPayments.stream().map(Workload.Payment::amountCents).toArray()));
+      ps.executeUpdate();
     }
   }
 

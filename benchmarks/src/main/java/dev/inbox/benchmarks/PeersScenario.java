@@ -42,10 +42,11 @@ final class PeersScenario {
    * The inbox at batch 100 first, as the baseline of the ratios, then at batch 1, then each peer.
    */
   boolean runAll(BenchmarkRun run) throws Exception {
-    BenchmarkRun.Repeated batch100 = run.repeat(() -> inbox.run("inbox", BASELINE_BATCH));
+    boolean atOnce = run.options.handlerAtOnce();
+    BenchmarkRun.Repeated batch100 = run.repeat(() -> inbox.run("inbox", BASELINE_BATCH, atOnce));
     double baseline = rate(batch100);
     boolean allCorrect = print(run, "inbox", BASELINE_BATCH, batch100, baseline);
-    allCorrect &= print(run, "inbox", 1, run.repeat(() -> inbox.run("inbox", 1)), baseline);
+    allCorrect &= print(run, "inbox", 1, run.repeat(() -> inbox.run("inbox", 1, atOnce)), baseline);
     for (String peer : PEERS.keySet()) {
       allCorrect &= print(run, peer, 1, run.repeat(() -> run(peer)), baseline);
     }
@@ -75,6 +76,7 @@ final class PeersScenario {
     double rate = rate(result);
     run.print(
         JsonLine.scenario("peers")
+            .put("handler", run.options.handler)
             .put("variant", variant)
             .put("batch_size", batchSize)
             .put("messages", workload.messages.size())

@@ -72,7 +72,7 @@ final class RabbitScenario {
 
   private boolean measure(BenchmarkRun run) throws Exception {
     return run.printThroughput(
-        "rabbit",
+        JsonLine.scenario("rabbit"),
         "prefetch",
         prefetch,
         "ratio_vs_plain",

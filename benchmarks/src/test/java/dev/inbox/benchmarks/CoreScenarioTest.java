@@ -6,7 +6,10 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.inbox.testing.TestDataSources;
 import org.junit.jupiter.api.Test;
 
-/** The benchmark's own check must pass for both variants, or its figures mean nothing. */
+/**
+ * The benchmark's own check must pass for both variants and both handlers, or its figures mean
+ * nothing.
+ */
 class CoreScenarioTest {
 
   @Test
@@ -18,7 +21,11 @@ class CoreScenarioTest {
       CoreScenario core = new CoreScenario(dataSource, workload);
       for (String variant : new String[] {"nodedup", "inbox"}) {
         for (int batchSize : new int[] {1, 50}) {
-          assertThat(core.run(variant, batchSize).correct()).as(variant + " " + batchSize).isTrue();
+          for (boolean atOnce : new boolean[] {false, true}) {
+            assertThat(core.run(variant, batchSize, atOnce).correct())
+                .as(variant + " batch " + batchSize + (atOnce ? " at once" : " per item"))
+                .isTrue();
+          }
         }
       }
     }

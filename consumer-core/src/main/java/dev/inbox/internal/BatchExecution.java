@@ -9,6 +9,7 @@ import dev.inbox.ClaimOutcome;
 import dev.inbox.InboxSettings;
 import dev.inbox.ItemResult;
 import dev.inbox.ItemStatus;
+import dev.inbox.NewItemsHandler;
 import dev.inbox.RecordState;
 import dev.inbox.StoredResult;
 import java.sql.Connection;
@@ -19,6 +20,7 @@ import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.List;
@@ -35,6 +37,9 @@ import javax.sql.DataSource;
  * BatchFailurePolicy#STOP} the careful pass claims only up to the failing item, so that no later
  * item of the partition takes effect before it. Re-running a handler is safe here because its only
  * effects are writes that were rolled back.
+ *
+ * <p>With a {@link NewItemsHandler} the optimistic pass makes one call for all new items; since a
+ * failure then names no item, the careful pass runs over the whole batch, one item per call.
  */
 final class BatchExecution<T> {
   private final DataSource dataSource;
@@ -45,6 +50,9 @@ final class BatchExecution<T> {
   private final List<BatchItem<T>> items;
   private final BatchFailurePolicy policy;
   private final BatchHandler<T> handler;
+
+  /** When not null, the optimistic pass hands it every new item in one call instead. */
+  private final NewItemsHandler<T> atOnce;
 
   /** The item index of each distinct key's first occurrence, in order. */
   private final List<Integer> firsts = new ArrayList<>();
@@ -60,7 +68,8 @@ final class BatchExecution<T> {
       String scope,
       List<BatchItem<T>> items,
       BatchFailurePolicy policy,
-      BatchHandler<T> handler) {
+      BatchHandler<T> handler,
+      NewItemsHandler<T> atOnce) {
     this.dataSource = dataSource;
     this.claimer = claimer;
     this.sql = sql;
@@ -69,6 +78,7 @@ final class BatchExecution<T> {
     this.items = items;
     this.policy = policy;
     this.handler = handler;
+    this.atOnce = atOnce;
     this.distinctPosition = new int[items.size()];
     Map<String, Integer> positionByKey = new HashMap<>();
     for (int i = 0; i < items.size(); i++) {
@@ -83,6 +93,9 @@ final class BatchExecution<T> {
     }
   }
 
+  /** {@link Pass#failedAt} when a call for all new items threw, so the item is not known. */
+  private static final int SOMEWHERE = Integer.MAX_VALUE;
+
   /** What happened to one distinct key in a pass. */
   private record Slot(Claim claim, ItemStatus status, StoredResult result, Throwable failure) {}
 
@@ -91,7 +104,10 @@ final class BatchExecution<T> {
     final int limit;
     final Slot[] slots;
 
-    /** Optimistic pass: the distinct position whose handler threw, or -1. */
+    /**
+     * Optimistic pass: the distinct position whose handler threw, {@link #SOMEWHERE} when the
+     * handler of all new items threw, or -1.
+     */
     int failedAt = -1;
 
     /** Careful STOP pass: an earlier position that threw, so the pass must shrink to it; or -1. */
@@ -107,7 +123,10 @@ final class BatchExecution<T> {
     long start = System.nanoTime();
     Pass pass = runPass(firsts.size(), false);
     if (pass.failedAt >= 0) {
-      int limit = policy == BatchFailurePolicy.STOP ? pass.failedAt + 1 : firsts.size();
+      int limit =
+          policy == BatchFailurePolicy.STOP && pass.failedAt != SOMEWHERE
+              ? pass.failedAt + 1
+              : firsts.size();
       pass = runPass(limit, true);
       while (pass.restartAt >= 0) {
         pass = runPass(pass.restartAt + 1, true);
@@ -125,6 +144,7 @@ final class BatchExecution<T> {
       Map<String, Claim> claims = claim(connection, limit, careful);
       List<String> completedWithoutResult = new ArrayList<>();
       List<Slot> completedWithResult = new ArrayList<>();
+      List<BatchItem<T>> newItems = new ArrayList<>();
       Instant now = now();
       for (int position = 0; position < limit; position++) {
         BatchItem<T> item = items.get(firsts.get(position));
@@ -132,6 +152,11 @@ final class BatchExecution<T> {
         if (!claim.isNew()) {
           pass.slots[position] =
               new Slot(claim, statusOf(claim.outcome()), claim.storedResult(), null);
+          continue;
+        }
+        if (atOnce != null && !careful) {
+          pass.slots[position] = new Slot(claim, ItemStatus.COMPLETED, null, null);
+          newItems.add(item);
           continue;
         }
         Savepoint savepoint = careful ? connection.setSavepoint() : null;
@@ -147,11 +172,7 @@ final class BatchExecution<T> {
             completedWithResult.add(slot);
           }
         } catch (Exception e) {
-          settings.listener().handled(scope, false, Claimer.since(handlerStart));
-          if (SqlStates.isConnectionFailure(e) || SqlStates.isRetryableCause(e)) {
-            // Not the item's fault: the whole batch goes back to be run again or to the caller.
-            throw asSqlException(e);
-          }
+          handlerFailed(e, handlerStart);
           if (!careful) {
             connection.rollback();
             pass.failedAt = position;
@@ -167,6 +188,10 @@ final class BatchExecution<T> {
           }
         }
       }
+      if (!newItems.isEmpty() && !handleAtOnce(connection, newItems)) {
+        pass.failedAt = SOMEWHERE;
+        return pass;
+      }
       if (careful) {
         complete(connection, completedWithoutResult, completedWithResult, now);
       } else {
@@ -179,6 +204,34 @@ final class BatchExecution<T> {
       throw e;
     } finally {
       Transactions.end(connection);
+    }
+  }
+
+  /**
+   * The optimistic pass's one call for every new item.
+   *
+   * @return false when it threw and the pass rolled back
+   */
+  private boolean handleAtOnce(Connection connection, List<BatchItem<T>> newItems)
+      throws SQLException {
+    long handlerStart = System.nanoTime();
+    try {
+      atOnce.handle(Collections.unmodifiableList(newItems), connection);
+      settings.listener().handled(scope, true, Claimer.since(handlerStart));
+      return true;
+    } catch (Exception e) {
+      handlerFailed(e, handlerStart);
+      connection.rollback();
+      return false;
+    }
+  }
+
+  /** Counts a handler's failure, and throws it on when it is not the items' fault. */
+  private void handlerFailed(Exception e, long handlerStart) throws SQLException {
+    settings.listener().handled(scope, false, Claimer.since(handlerStart));
+    if (SqlStates.isConnectionFailure(e) || SqlStates.isRetryableCause(e)) {
+      // Not the item's fault: the whole batch goes back to be run again or to the caller.
+      throw asSqlException(e);
     }
   }
 

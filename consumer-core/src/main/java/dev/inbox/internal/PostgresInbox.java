@@ -17,6 +17,7 @@ import dev.inbox.InboxSchema;
 import dev.inbox.InboxSettings;
 import dev.inbox.LeaseLostException;
 import dev.inbox.LeaseToken;
+import dev.inbox.NewItemsHandler;
 import dev.inbox.RecordState;
 import dev.inbox.ReleaseResult;
 import dev.inbox.StoredResult;
@@ -140,10 +141,36 @@ public final class PostgresInbox implements Inbox {
   @Override
   public <T> BatchResult<T> executeBatch(
       String scope, List<BatchItem<T>> items, BatchFailurePolicy policy, BatchHandler<T> handler) {
+    Objects.requireNonNull(handler, "handler");
+    return runBatch(scope, items, policy, handler, null);
+  }
+
+  @Override
+  public <T> BatchResult<T> executeBatchAtOnce(
+      String scope,
+      List<BatchItem<T>> items,
+      BatchFailurePolicy policy,
+      NewItemsHandler<T> handler) {
+    Objects.requireNonNull(handler, "handler");
+    // The careful pass that finds a failing item calls the handler with one item at a time.
+    BatchHandler<T> oneByOne =
+        (item, tx) -> {
+          handler.handle(List.of(item), tx);
+          return null;
+        };
+    return runBatch(scope, items, policy, oneByOne, handler);
+  }
+
+  /** {@code atOnce}, when not null, handles the new items of the optimistic pass in one call. */
+  private <T> BatchResult<T> runBatch(
+      String scope,
+      List<BatchItem<T>> items,
+      BatchFailurePolicy policy,
+      BatchHandler<T> handler,
+      NewItemsHandler<T> atOnce) {
     InboxKeys.validateScope(scope);
     Objects.requireNonNull(items, "items");
     Objects.requireNonNull(policy, "policy");
-    Objects.requireNonNull(handler, "handler");
     for (BatchItem<T> item : items) {
       InboxKeys.validateKey(Objects.requireNonNull(item, "batch item").key());
     }
@@ -153,7 +180,7 @@ public final class PostgresInbox implements Inbox {
     for (int retry = 1; ; retry++) {
       try {
         return new BatchExecution<>(
-                dataSource, claimer, sql, settings, scope, items, policy, handler)
+                dataSource, claimer, sql, settings, scope, items, policy, handler, atOnce)
             .run();
       } catch (SQLException e) {
         if (SqlStates.isRetryable(e) && retry < MAX_BATCH_RETRIES) {
