@@ -71,6 +71,48 @@ class BatchClaimTest extends InboxTestSupport {
   }
 
   @Test
+  void a_batch_claim_looks_its_keys_up_by_index_even_on_a_table_of_10000_rows() throws Exception {
+    Inbox inbox = inbox();
+    sql(
+        "INSERT INTO "
+            + schema
+            + ".inbox (scope, key, state, attempts, created_at, updated_at, completed_at)"
+            + " SELECT 'consumer', 'filled-' || g, 'COMPLETED', 1, now(), now(), now()"
+            + " FROM generate_series(1, 10000) g");
+    sql("ANALYZE " + schema + ".inbox");
+    List<BatchItem<Long>> batch = new ArrayList<>();
+    for (int i = 0; i < 100; i++) {
+      batch.add(BatchItem.of(i % 5 == 0 ? "filled-" + (i + 1) : "fresh-" + i, 1L));
+    }
+    // The handler runs in the batch's transaction after the claim, so it sees the claim's scans.
+    List<Long> scans = new ArrayList<>();
+    BatchResult<Long> result =
+        inbox.executeBatch(
+            "consumer",
+            batch,
+            (item, tx) -> {
+              if (scans.isEmpty()) {
+                try (var s = tx.createStatement();
+                    var rs =
+                        s.executeQuery(
+                            "SELECT seq_scan, idx_scan FROM pg_stat_xact_user_tables"
+                                + " WHERE schemaname = '"
+                                + schema
+                                + "' AND relname = 'inbox'")) {
+                  rs.next();
+                  scans.add(rs.getLong(1));
+                  scans.add(rs.getLong(2));
+                }
+              }
+              return null;
+            });
+    assertThat(result.count(ItemStatus.COMPLETED)).isEqualTo(80);
+    assertThat(result.count(ItemStatus.DUPLICATE)).isEqualTo(20);
+    assertThat(scans.get(0)).as("sequential scans of the inbox by the claim").isZero();
+    assertThat(scans.get(1)).as("index scans of the inbox by the claim").isPositive();
+  }
+
+  @Test
   void a_deadlock_in_a_handler_reruns_the_batch_and_never_counts_as_an_attempt() throws Exception {
     Inbox inbox = inbox(s -> s.maxAttempts(1));
     List<BatchItem<Integer>> batch = new ArrayList<>();

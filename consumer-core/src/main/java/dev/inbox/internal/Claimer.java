@@ -362,12 +362,13 @@ final class Claimer {
     String[] keys = pending.keySet().toArray(new String[0]);
     try (PreparedStatement ps = connection.prepareStatement(statement)) {
       int next = 1;
-      ps.setString(next++, scope);
       if (single) {
+        ps.setString(next++, scope);
         ps.setString(next++, keys[0]);
       } else {
         planEveryTime(ps);
         ps.setArray(next++, connection.createArrayOf("text", keys));
+        ps.setString(next++, scope);
       }
       ps.setString(next++, scope);
       if (single) {

@@ -120,18 +120,23 @@ final class Statements {
   }
 
   /**
-   * {@link #insertUnlessSeen} for many keys. Parameters: scope and the keys of the read, then
+   * {@link #insertUnlessSeen} for many keys. Parameters: the keys and the scope of the read, then
    * scope, state, lease owner, locked_until, created_at, updated_at and completed_at of the new
    * rows, then their keys and fingerprints as two arrays. New keys are inserted in key order, so
-   * that two batches wait for each other in one order and cannot deadlock. Must be planned with its
-   * parameters every time: a generic plan for {@code key = ANY(?)} made on a small table scans it.
+   * that two batches wait for each other in one order and cannot deadlock.
+   *
+   * <p>The read looks each key up on its own ({@code LATERAL ... LIMIT 1}, which the planner cannot
+   * turn into a join): {@code key = ANY(?)} let the planner scan a table of some thousand rows
+   * instead, comparing every row with the whole array, which cost more than the rest of the claim.
+   * Still planned with its parameters every time, since a generic plan made on an empty table could
+   * scan it per key.
    */
   private static String insertUnlessSeenMany(String table) {
-    return "WITH seen AS (SELECT "
+    return "WITH seen AS (SELECT s.* FROM unnest(?::text[]) AS q(k) CROSS JOIN LATERAL (SELECT "
         + SEEN_COLUMNS
         + " FROM "
         + table
-        + " WHERE scope = ? AND key = ANY(?::text[])),"
+        + " WHERE scope = ? AND key = q.k LIMIT 1) s),"
         + " inserted AS (INSERT INTO "
         + table
         + NEW_ROW_COLUMNS
