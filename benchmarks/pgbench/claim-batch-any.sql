@@ -1,0 +1,6 @@
+-- The batch claim of 100 new keys as it was before 2026-11-23 (key = ANY(...)), explained and rolled
+-- back. Table: claim-table-setup.sql. Run with psql -f; compare with claim-batch-lateral.sql.
+SELECT ARRAY(SELECT gen_random_uuid()::text FROM generate_series(1,100))::text AS ks, ARRAY(SELECT NULL::bytea FROM generate_series(1,100))::text AS fs \gset
+BEGIN;
+EXPLAIN (ANALYZE, TIMING OFF, SUMMARY ON) WITH seen AS (SELECT key, state, attempts, fingerprint, fencing_token, locked_until, result_status, result_headers, result_body, result_body_sha256 FROM claimtest.inbox WHERE scope = 'bench' AND key = ANY(:'ks'::text[])), inserted AS (INSERT INTO claimtest.inbox (scope, key, fingerprint, state, attempts, lease_owner, fencing_token, locked_until, created_at, updated_at, completed_at) SELECT 'bench', u.k, u.f, 'COMPLETED', 1, NULL::text, 1, NULL::timestamptz, now(), now(), now() FROM unnest(:'ks'::text[], :'fs'::bytea[]) AS u(k, f) WHERE NOT EXISTS (SELECT 1 FROM seen WHERE seen.key = u.k) ORDER BY u.k RETURNING key, state, attempts, fingerprint, fencing_token, locked_until) SELECT true AS inserted, key, state, attempts, fingerprint, fencing_token, locked_until, NULL::integer AS result_status, NULL::text[] AS result_headers, NULL::bytea AS result_body, NULL::bytea AS result_body_sha256 FROM inserted UNION ALL SELECT false, * FROM seen;
+ROLLBACK;
