@@ -114,13 +114,17 @@ public final class InboxKafkaConsumer<K, V> implements AutoCloseable {
             Duration.ofSeconds(30));
     KeyExtractor<K, V> keys = builder.keyExtractor;
     RecordHandler<K, V> handler = builder.handler;
+    NewRecordsHandler<K, V> newRecordsHandler = builder.newRecordsHandler;
     this.processor =
         new InboxRecordProcessor<>(
             builder.inbox,
             scope,
             // Deserializing before the claim sends a poison record to the DLT without retries.
             raw -> keys.keyOf(typed.of(raw)),
-            (raw, tx) -> handler.handle(typed.of(raw), tx),
+            handler == null ? null : (raw, tx) -> handler.handle(typed.of(raw), tx),
+            newRecordsHandler == null
+                ? null
+                : (raws, tx) -> newRecordsHandler.handle(typed.of(raws), tx),
             deadLetters,
             builder.retryBackoff,
             metrics);
@@ -373,7 +377,10 @@ public final class InboxKafkaConsumer<K, V> implements AutoCloseable {
     }
   }
 
-  /** Configures an {@link InboxKafkaConsumer}; inbox, handler, and topics are required. */
+  /**
+   * Configures an {@link InboxKafkaConsumer}; inbox, topics and one handler ({@link #handler} or
+   * {@link #newRecordsHandler}) are required.
+   */
   public static final class Builder<K, V> {
     private final Deserializer<K> keyDeserializer;
     private final Deserializer<V> valueDeserializer;
@@ -386,6 +393,7 @@ public final class InboxKafkaConsumer<K, V> implements AutoCloseable {
     private String scope;
     private KeyExtractor<K, V> keyExtractor = KeyExtractor.headerOrCoordinates();
     private RecordHandler<K, V> handler;
+    private NewRecordsHandler<K, V> newRecordsHandler;
     private Function<String, String> deadLetterTopic = KafkaDeadLetterPublisher::defaultTopic;
     private Producer<byte[], byte[]> deadLetterProducer;
     private Backoff retryBackoff = Backoff.DEFAULT;
@@ -443,8 +451,18 @@ public final class InboxKafkaConsumer<K, V> implements AutoCloseable {
       return this;
     }
 
+    /** The work done once per new record; set this or {@link #newRecordsHandler}. */
     public Builder<K, V> handler(RecordHandler<K, V> handler) {
       this.handler = Objects.requireNonNull(handler, "handler");
+      return this;
+    }
+
+    /**
+     * The work done once per partition of a poll for all of its new records together, for set-based
+     * writes; set this or {@link #handler}.
+     */
+    public Builder<K, V> newRecordsHandler(NewRecordsHandler<K, V> handler) {
+      this.newRecordsHandler = Objects.requireNonNull(handler, "handler");
       return this;
     }
 
@@ -491,7 +509,12 @@ public final class InboxKafkaConsumer<K, V> implements AutoCloseable {
 
     public InboxKafkaConsumer<K, V> build() {
       Objects.requireNonNull(inbox, "inbox is required");
-      Objects.requireNonNull(handler, "handler is required");
+      if ((handler == null) == (newRecordsHandler == null)) {
+        throw new IllegalArgumentException(
+            handler == null
+                ? "a handler is required: set handler(...) or newRecordsHandler(...)"
+                : "set handler(...) or newRecordsHandler(...), not both");
+      }
       if (topics == null && topicPattern == null) {
         throw new IllegalArgumentException("set topics(...) or topicPattern(...)");
       }

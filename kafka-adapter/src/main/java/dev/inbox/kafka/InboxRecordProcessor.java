@@ -19,8 +19,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Runs a handler once per new record of a poll, for users who keep their own poll loop (a Spring
- * Kafka batch listener, a hand-written loop). {@link InboxKafkaConsumer} uses it too.
+ * Runs a handler once per new record of a poll ({@link #create}), or once per partition for all of
+ * its new records ({@link #createForNewRecords}, for set-based writes), for users who keep their
+ * own poll loop (a Spring Kafka batch listener, a hand-written loop). {@link InboxKafkaConsumer}
+ * uses it too.
  *
  * <p>Each partition's records are claimed in one transaction with {@link BatchFailurePolicy#STOP},
  * so that no record takes effect before an earlier one of its partition. The returned offsets cover
@@ -40,7 +42,11 @@ public final class InboxRecordProcessor<K, V> {
   private final Inbox inbox;
   private final String scope;
   private final KeyExtractor<K, V> keys;
+
+  /** One of these two is set: the handler of each new record, or of all new records at once. */
   private final RecordHandler<K, V> handler;
+
+  private final NewRecordsHandler<K, V> newRecordsHandler;
   private final DeadLetterSink<K, V> deadLetters;
   private final Backoff backoff;
   private final RecordMetrics metrics;
@@ -50,13 +56,19 @@ public final class InboxRecordProcessor<K, V> {
       String scope,
       KeyExtractor<K, V> keys,
       RecordHandler<K, V> handler,
+      NewRecordsHandler<K, V> newRecordsHandler,
       DeadLetterSink<K, V> deadLetters,
       Backoff backoff,
       RecordMetrics metrics) {
     this.inbox = Objects.requireNonNull(inbox, "inbox");
     this.scope = InboxKeys.validateScope(scope);
     this.keys = Objects.requireNonNull(keys, "keys");
-    this.handler = Objects.requireNonNull(handler, "handler");
+    if ((handler == null) == (newRecordsHandler == null)) {
+      throw new IllegalArgumentException(
+          "set exactly one of a RecordHandler and a NewRecordsHandler");
+    }
+    this.handler = handler;
+    this.newRecordsHandler = newRecordsHandler;
     this.deadLetters = Objects.requireNonNull(deadLetters, "deadLetters");
     this.backoff = Objects.requireNonNull(backoff, "backoff");
     this.metrics = Objects.requireNonNull(metrics, "metrics");
@@ -75,6 +87,27 @@ public final class InboxRecordProcessor<K, V> {
         scope,
         KeyExtractor.headerOrCoordinates(),
         handler,
+        null,
+        deadLetters,
+        Backoff.DEFAULT,
+        RecordMetrics.NONE);
+  }
+
+  /**
+   * Like {@link #create}, with a handler called once per partition of a poll for all of its new
+   * records, for set-based writes.
+   */
+  public static <K, V> InboxRecordProcessor<K, V> createForNewRecords(
+      Inbox inbox,
+      String scope,
+      NewRecordsHandler<K, V> handler,
+      DeadLetterSink<K, V> deadLetters) {
+    return new InboxRecordProcessor<>(
+        inbox,
+        scope,
+        KeyExtractor.headerOrCoordinates(),
+        null,
+        Objects.requireNonNull(handler, "handler"),
         deadLetters,
         Backoff.DEFAULT,
         RecordMetrics.NONE);
@@ -83,7 +116,7 @@ public final class InboxRecordProcessor<K, V> {
   /** The same processor with another key extractor. */
   public InboxRecordProcessor<K, V> withKeyExtractor(KeyExtractor<K, V> extractor) {
     return new InboxRecordProcessor<>(
-        inbox, scope, extractor, handler, deadLetters, backoff, metrics);
+        inbox, scope, extractor, handler, newRecordsHandler, deadLetters, backoff, metrics);
   }
 
   /**
@@ -127,11 +160,28 @@ public final class InboxRecordProcessor<K, V> {
       }
     }
     BatchResult<ConsumerRecord<K, V>> batch =
-        items.isEmpty()
-            ? new BatchResult<>(List.of())
-            : inbox.executeBatch(
-                scope, items, BatchFailurePolicy.STOP, (item, tx) -> handle(item.payload(), tx));
+        items.isEmpty() ? new BatchResult<>(List.of()) : execute(items);
     return settle(partition, records, rejections, rejectionCauses, batch.items());
+  }
+
+  private BatchResult<ConsumerRecord<K, V>> execute(List<BatchItem<ConsumerRecord<K, V>>> items) {
+    if (newRecordsHandler == null) {
+      return inbox.executeBatch(
+          scope, items, BatchFailurePolicy.STOP, (item, tx) -> handle(item.payload(), tx));
+    }
+    return inbox.executeBatchAtOnce(
+        scope,
+        items,
+        BatchFailurePolicy.STOP,
+        (newItems, tx) -> newRecordsHandler.handle(payloads(newItems), tx));
+  }
+
+  private static <T> List<T> payloads(List<BatchItem<T>> items) {
+    List<T> payloads = new ArrayList<>(items.size());
+    for (BatchItem<T> item : items) {
+      payloads.add(item.payload());
+    }
+    return payloads;
   }
 
   private dev.inbox.StoredResult handle(ConsumerRecord<K, V> record, java.sql.Connection tx)

@@ -1,6 +1,8 @@
 package dev.inbox.kafka;
 
+import java.util.ArrayList;
 import java.util.IdentityHashMap;
+import java.util.List;
 import java.util.Map;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.serialization.Deserializer;
@@ -33,6 +35,14 @@ final class TypedRecords<K, V> {
       typed.put(raw, record);
     }
     return record;
+  }
+
+  List<ConsumerRecord<K, V>> of(List<ConsumerRecord<byte[], byte[]>> raws) {
+    List<ConsumerRecord<K, V>> records = new ArrayList<>(raws.size());
+    for (ConsumerRecord<byte[], byte[]> raw : raws) {
+      records.add(of(raw));
+    }
+    return records;
   }
 
   private ConsumerRecord<K, V> deserialize(ConsumerRecord<byte[], byte[]> raw) {

@@ -6,18 +6,12 @@ import dev.inbox.Inbox;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.errors.SerializationException;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
-import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Test;
 
 class DeadLetterTest extends KafkaTestSupport {
@@ -57,15 +51,7 @@ class DeadLetterTest extends KafkaTestSupport {
         records.add(withKey(topic, "x".repeat(256), "5"));
       }
     }
-    try (KafkaProducer<String, String> producer =
-        new KafkaProducer<>(
-            Map.of("bootstrap.servers", kafka.bootstrapServers()),
-            new StringSerializer(),
-            new StringSerializer())) {
-      for (ProducerRecord<String, String> record : records) {
-        producer.send(record).get();
-      }
-    }
+    sendAll(records);
 
     InboxKafkaConsumer<String, Long> consumer =
         InboxKafkaConsumer.builder(new StringDeserializer(), AMOUNTS)
@@ -114,42 +100,5 @@ class DeadLetterTest extends KafkaTestSupport {
         .isEqualTo("the 'idempotency-key' header is not valid UTF-8");
     assertThat(letters.get("x".repeat(256)).get(KafkaDeadLetterPublisher.EXCEPTION_MESSAGE))
         .contains("255");
-  }
-
-  private static ProducerRecord<String, String> withKey(String topic, String key, String value) {
-    ProducerRecord<String, String> record = new ProducerRecord<>(topic, key, value);
-    record.headers().add("idempotency-key", key.getBytes(StandardCharsets.UTF_8));
-    return record;
-  }
-
-  /** The dead letters' headers, by the original record's Kafka key. */
-  private Map<String, Map<String, String>> readDeadLetters(String topic, int expected)
-      throws Exception {
-    Map<String, Map<String, String>> letters = new HashMap<>();
-    try (KafkaConsumer<String, byte[]> reader =
-        new KafkaConsumer<>(
-            Map.of(
-                "bootstrap.servers", kafka.bootstrapServers(),
-                "group.id", newGroup(),
-                "auto.offset.reset", "earliest"),
-            new StringDeserializer(),
-            new ByteArrayDeserializer())) {
-      reader.subscribe(List.of(topic));
-      long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-      while (letters.size() < expected && System.nanoTime() < deadline) {
-        for (ConsumerRecord<String, byte[]> record : reader.poll(Duration.ofMillis(200))) {
-          Map<String, String> headers = new HashMap<>();
-          record
-              .headers()
-              .forEach(h -> headers.put(h.key(), new String(h.value(), StandardCharsets.UTF_8)));
-          letters.put(record.key(), headers);
-        }
-      }
-      // Anything beyond the expected letters would be a double dead-lettering.
-      for (ConsumerRecord<String, byte[]> extra : reader.poll(Duration.ofMillis(500))) {
-        letters.put("unexpected-" + extra.offset(), Map.of());
-      }
-    }
-    return letters;
   }
 }

@@ -9,9 +9,11 @@ import dev.inbox.testing.EffectsTable;
 import dev.inbox.testing.PaymentStream;
 import dev.inbox.testing.TestDataSources;
 import dev.inbox.testing.TestKafka;
+import java.nio.charset.StandardCharsets;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -20,9 +22,15 @@ import java.util.stream.Collectors;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -166,5 +174,56 @@ abstract class KafkaTestSupport {
     assertThat(effects.count()).as("effects").isEqualTo(stream.distinct());
     assertThat(effects.distinctKeys()).as("distinct keys").isEqualTo(stream.distinct());
     assertThat(effects.sum()).as("sum of amounts").isEqualTo(stream.expectedSum());
+  }
+
+  /** Sends the records in order, each acknowledged before the next. */
+  protected void sendAll(List<ProducerRecord<String, String>> records) throws Exception {
+    try (KafkaProducer<String, String> producer =
+        new KafkaProducer<>(
+            Map.of("bootstrap.servers", kafka.bootstrapServers()),
+            new StringSerializer(),
+            new StringSerializer())) {
+      for (ProducerRecord<String, String> record : records) {
+        producer.send(record).get();
+      }
+    }
+  }
+
+  /** A record whose idempotency-key header is its Kafka key. */
+  protected static ProducerRecord<String, String> withKey(String topic, String key, String value) {
+    ProducerRecord<String, String> record = new ProducerRecord<>(topic, key, value);
+    record.headers().add("idempotency-key", key.getBytes(StandardCharsets.UTF_8));
+    return record;
+  }
+
+  /** The dead letters' headers, by the original record's Kafka key. */
+  protected Map<String, Map<String, String>> readDeadLetters(String topic, int expected)
+      throws Exception {
+    Map<String, Map<String, String>> letters = new HashMap<>();
+    try (KafkaConsumer<String, byte[]> reader =
+        new KafkaConsumer<>(
+            Map.of(
+                "bootstrap.servers", kafka.bootstrapServers(),
+                "group.id", newGroup(),
+                "auto.offset.reset", "earliest"),
+            new StringDeserializer(),
+            new ByteArrayDeserializer())) {
+      reader.subscribe(List.of(topic));
+      long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+      while (letters.size() < expected && System.nanoTime() < deadline) {
+        for (ConsumerRecord<String, byte[]> record : reader.poll(Duration.ofMillis(200))) {
+          Map<String, String> headers = new HashMap<>();
+          record
+              .headers()
+              .forEach(h -> headers.put(h.key(), new String(h.value(), StandardCharsets.UTF_8)));
+          letters.put(record.key(), headers);
+        }
+      }
+      // Anything beyond the expected letters would be a double dead-lettering.
+      for (ConsumerRecord<String, byte[]> extra : reader.poll(Duration.ofMillis(500))) {
+        letters.put("unexpected-" + extra.offset(), Map.of());
+      }
+    }
+    return letters;
   }
 }

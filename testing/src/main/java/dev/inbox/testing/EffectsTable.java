@@ -5,6 +5,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.List;
 import javax.sql.DataSource;
 
 /**
@@ -33,6 +34,20 @@ public final class EffectsTable {
         transaction.prepareStatement("INSERT INTO " + table + " (key, amount) VALUES (?, ?)")) {
       ps.setString(1, key);
       ps.setLong(2, amount);
+      ps.executeUpdate();
+    }
+  }
+
+  /** A set-based handler's write: one row per key, in one statement. */
+  public void applyAll(Connection transaction, List<String> keys, List<Long> amounts)
+      throws SQLException {
+    try (PreparedStatement ps =
+        transaction.prepareStatement(
+            "INSERT INTO "
+                + table
+                + " (key, amount) SELECT * FROM unnest(?::text[], ?::bigint[])")) {
+      ps.setArray(1, transaction.createArrayOf("text", keys.toArray()));
+      ps.setArray(2, transaction.createArrayOf("bigint", amounts.toArray()));
       ps.executeUpdate();
     }
   }
