@@ -6,6 +6,7 @@ import dev.inbox.kafka.InboxKafkaConsumer;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -28,7 +29,9 @@ import org.apache.kafka.common.serialization.StringDeserializer;
  * each run consumes all of it from the start with a new consumer group. {@code inbox} is the
  * kafka-adapter's {@link InboxKafkaConsumer}. {@code plain} is a hand-written poll loop doing the
  * same business writes per poll in one transaction, then a synchronous offset commit, with
- * duplicates filtered by an in-memory set: the upper bound, since it stores no keys.
+ * duplicates filtered by an in-memory set: the upper bound, since it stores no keys. With {@code
+ * --handler at-once} both write each poll's new payments with one set-based statement, the inbox
+ * through a {@link dev.inbox.kafka.NewRecordsHandler}.
  *
  * <p>A run is timed from its first non-empty poll to the commit of the offset of the last record,
  * so that joining the group is not counted. The variants take turns run by run ({@link
@@ -70,18 +73,23 @@ final class KafkaScenario {
 
   private boolean measure(BenchmarkRun run) throws Exception {
     return run.printThroughput(
-        JsonLine.scenario("kafka"),
+        JsonLine.scenario("kafka").put("handler", run.options.handler),
         "partitions",
         PARTITIONS,
         "ratio_vs_plain",
-        InterleavedRuns.repeat(run, List.of("plain", "inbox"), this::run));
+        InterleavedRuns.repeat(
+            run, List.of("plain", "inbox"), variant -> run(variant, run.options.handlerAtOnce())));
   }
 
-  /** One timed run of one variant with a new consumer group, checked afterwards. */
-  Measurement run(String variant) throws Exception {
+  /**
+   * One timed run of one variant with a new consumer group, checked afterwards.
+   *
+   * @param atOnce {@code --handler at-once}: each poll's new payments written in one statement
+   */
+  Measurement run(String variant, boolean atOnce) throws Exception {
     payments.reset(dataSource);
     String group = "bench-" + variant + "-" + UUID.randomUUID();
-    double seconds = variant.equals("inbox") ? runInbox(group) : runPlain(group);
+    double seconds = variant.equals("inbox") ? runInbox(group, atOnce) : runPlain(group, atOnce);
     return new Measurement(seconds, payments.correct(dataSource, workload));
   }
 
@@ -94,13 +102,13 @@ final class KafkaScenario {
     return properties;
   }
 
-  private double runInbox(String group) throws Exception {
+  private double runInbox(String group, boolean atOnce) throws Exception {
     InboxSettings settings =
         InboxSettings.builder().schema(payments.schema).janitorInterval(Duration.ZERO).build();
     ProgressConsumer[] progress = new ProgressConsumer[1];
     try (Inbox inbox =
         Inbox.builder().dataSource(dataSource).settings(settings).migrate(true).build()) {
-      InboxKafkaConsumer<String, byte[]> consumer =
+      InboxKafkaConsumer.Builder<String, byte[]> builder =
           InboxKafkaConsumer.builder(new StringDeserializer(), new ByteArrayDeserializer())
               .properties(consumerProperties(group))
               .consumerFactory(
@@ -108,8 +116,12 @@ final class KafkaScenario {
                       progress[0] = new ProgressConsumer(properties, workload.messages.size()))
               .topics(topic)
               .inbox(inbox)
-              .pollTimeout(Duration.ofMillis(100))
-              .handler((record, tx) -> payments.apply(tx, payment(record)))
+              .pollTimeout(Duration.ofMillis(100));
+      InboxKafkaConsumer<String, byte[]> consumer =
+          (atOnce
+                  ? builder.newRecordsHandler(
+                      (records, tx) -> payments.applyAll(tx, paymentsOf(records)))
+                  : builder.handler((record, tx) -> payments.apply(tx, payment(record))))
               .build();
       try {
         consumer.start();
@@ -125,7 +137,7 @@ final class KafkaScenario {
   }
 
   /** Polls, applies each new payment of the poll in one transaction, commits, commits offsets. */
-  private double runPlain(String group) throws Exception {
+  private double runPlain(String group, boolean atOnce) throws Exception {
     Map<String, Object> properties = consumerProperties(group);
     properties.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class);
     properties.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
@@ -151,14 +163,22 @@ final class KafkaScenario {
           first = System.nanoTime();
         }
         Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
+        List<Workload.Payment> newPayments = new ArrayList<>();
         for (ConsumerRecord<String, byte[]> record : records) {
           Workload.Payment payment = payment(record);
           if (seen.add(payment.id())) {
-            payments.apply(tx, payment);
+            if (atOnce) {
+              newPayments.add(payment);
+            } else {
+              payments.apply(tx, payment);
+            }
           }
           offsets.put(
               new TopicPartition(record.topic(), record.partition()),
               new OffsetAndMetadata(record.offset() + 1));
+        }
+        if (!newPayments.isEmpty()) {
+          payments.applyAll(tx, newPayments);
         }
         tx.commit();
         consumer.commitSync(offsets);
@@ -166,6 +186,14 @@ final class KafkaScenario {
       }
       return (System.nanoTime() - first) / 1e9;
     }
+  }
+
+  private static List<Workload.Payment> paymentsOf(List<ConsumerRecord<String, byte[]>> records) {
+    List<Workload.Payment> list = new ArrayList<>(records.size());
+    for (ConsumerRecord<String, byte[]> record : records) {
+      list.add(payment(record));
+    }
+    return list;
   }
 
   static Workload.Payment payment(ConsumerRecord<?, byte[]> record) {

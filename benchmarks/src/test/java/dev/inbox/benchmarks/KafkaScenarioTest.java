@@ -7,7 +7,10 @@ import dev.inbox.testing.TestDataSources;
 import dev.inbox.testing.TestKafka;
 import org.junit.jupiter.api.Test;
 
-/** Both Kafka variants must apply every distinct payment once, or their figures mean nothing. */
+/**
+ * Both Kafka variants must apply every distinct payment once with both handlers, or their figures
+ * mean nothing.
+ */
 class KafkaScenarioTest {
 
   @Test
@@ -19,8 +22,12 @@ class KafkaScenarioTest {
       kafka.produce(topic, workload);
       KafkaScenario scenario =
           new KafkaScenario(dataSource, workload, kafka.bootstrapServers(), topic);
-      for (String variant : new String[] {"plain", "inbox", "inbox"}) {
-        assertThat(scenario.run(variant).correct()).as(variant).isTrue();
+      for (boolean atOnce : new boolean[] {false, true}) {
+        for (String variant : new String[] {"plain", "inbox", "inbox"}) {
+          assertThat(scenario.run(variant, atOnce).correct())
+              .as(variant + (atOnce ? " at once" : " per item"))
+              .isTrue();
+        }
       }
     }
   }
