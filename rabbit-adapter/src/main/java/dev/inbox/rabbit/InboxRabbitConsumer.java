@@ -73,7 +73,16 @@ public final class InboxRabbitConsumer implements AutoCloseable {
   private final Inbox inbox;
   private final String scope;
   private final DeliveryKeyExtractor keys;
+
+  /**
+   * The work for one delivery, set with either handler: deliveries without a key run one at a time,
+   * so a set-based handler gets each of them alone.
+   */
   private final DeliveryHandler handler;
+
+  /** The set-based handler, or null when the handler runs per delivery. */
+  private final NewDeliveriesHandler newDeliveriesHandler;
+
   private final int prefetch;
   private final Duration linger;
   private final int maxAttempts;
@@ -96,7 +105,11 @@ public final class InboxRabbitConsumer implements AutoCloseable {
     this.inbox = builder.inbox;
     this.scope = InboxKeys.validateScope(builder.scope != null ? builder.scope : builder.queue);
     this.keys = builder.keys;
-    this.handler = builder.handler;
+    this.newDeliveriesHandler = builder.newDeliveriesHandler;
+    this.handler =
+        builder.handler != null
+            ? builder.handler
+            : (delivery, tx) -> newDeliveriesHandler.handle(List.of(delivery), tx);
     this.prefetch = builder.prefetch;
     this.linger = builder.linger;
     this.maxAttempts =
@@ -216,15 +229,7 @@ public final class InboxRabbitConsumer implements AutoCloseable {
     }
     try {
       if (!items.isEmpty()) {
-        BatchResult<Integer> result =
-            inbox.executeBatch(
-                scope,
-                items,
-                BatchFailurePolicy.CONTINUE,
-                (item, tx) -> {
-                  handler.handle(batch.get(item.payload()), tx);
-                  return null;
-                });
+        BatchResult<Integer> result = execute(batch, items);
         for (ItemResult<Integer> item : result.items()) {
           decide(item, batch.get(item.item().payload()), actions, reasons, failures, attempts);
         }
@@ -241,6 +246,33 @@ public final class InboxRabbitConsumer implements AutoCloseable {
     }
     settle(batch, actions, reasons, failures, attempts);
     metrics.batch(Duration.ofNanos(System.nanoTime() - start));
+  }
+
+  /** Claims the items, whose payloads are their deliveries' indexes in the batch. */
+  private BatchResult<Integer> execute(List<Delivery> batch, List<BatchItem<Integer>> items) {
+    if (newDeliveriesHandler == null) {
+      return inbox.executeBatch(
+          scope,
+          items,
+          BatchFailurePolicy.CONTINUE,
+          (item, tx) -> {
+            handler.handle(batch.get(item.payload()), tx);
+            return null;
+          });
+    }
+    return inbox.executeBatchAtOnce(
+        scope,
+        items,
+        BatchFailurePolicy.CONTINUE,
+        (newItems, tx) -> newDeliveriesHandler.handle(deliveries(batch, newItems), tx));
+  }
+
+  private static List<Delivery> deliveries(List<Delivery> batch, List<BatchItem<Integer>> items) {
+    List<Delivery> deliveries = new ArrayList<>(items.size());
+    for (BatchItem<Integer> item : items) {
+      deliveries.add(batch.get(item.payload()));
+    }
+    return deliveries;
   }
 
   private static String brokenRule(String key) {
@@ -436,7 +468,8 @@ public final class InboxRabbitConsumer implements AutoCloseable {
   }
 
   /**
-   * Configures an {@link InboxRabbitConsumer}: connection, queue, inbox and handler are required.
+   * Configures an {@link InboxRabbitConsumer}: connection, queue, inbox and one handler ({@link
+   * #handler} or {@link #newDeliveriesHandler}) are required.
    */
   public static final class Builder {
     private Connection connection;
@@ -445,6 +478,7 @@ public final class InboxRabbitConsumer implements AutoCloseable {
     private String scope;
     private DeliveryKeyExtractor keys = DeliveryKeyExtractor.messageIdOrHeader();
     private DeliveryHandler handler;
+    private NewDeliveriesHandler newDeliveriesHandler;
     private int prefetch = DEFAULT_PREFETCH;
     private Duration linger = Duration.ofMillis(5);
     private int maxAttempts;
@@ -484,8 +518,18 @@ public final class InboxRabbitConsumer implements AutoCloseable {
       return this;
     }
 
+    /** The work done once per new delivery; set this or {@link #newDeliveriesHandler}. */
     public Builder handler(DeliveryHandler handler) {
       this.handler = Objects.requireNonNull(handler, "handler");
+      return this;
+    }
+
+    /**
+     * The work done once per batch for all of its new deliveries together, for set-based writes;
+     * set this or {@link #handler}.
+     */
+    public Builder newDeliveriesHandler(NewDeliveriesHandler handler) {
+      this.newDeliveriesHandler = Objects.requireNonNull(handler, "handler");
       return this;
     }
 
@@ -561,7 +605,12 @@ public final class InboxRabbitConsumer implements AutoCloseable {
       Objects.requireNonNull(connection, "connection is required");
       Objects.requireNonNull(queue, "queue is required");
       Objects.requireNonNull(inbox, "inbox is required");
-      Objects.requireNonNull(handler, "handler is required");
+      if ((handler == null) == (newDeliveriesHandler == null)) {
+        throw new IllegalArgumentException(
+            handler == null
+                ? "a handler is required: set handler(...) or newDeliveriesHandler(...)"
+                : "set handler(...) or newDeliveriesHandler(...), not both");
+      }
       return new InboxRabbitConsumer(this);
     }
   }

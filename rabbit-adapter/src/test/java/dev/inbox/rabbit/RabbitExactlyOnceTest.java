@@ -13,7 +13,6 @@ import dev.inbox.testing.TestRabbit;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -116,13 +115,7 @@ class RabbitExactlyOnceTest extends RabbitTestSupport {
         Duration.ofSeconds(60),
         () -> effects.count() == 100 && readyMessages(queue.deadLetterQueue()) == 4);
 
-    Map<String, GetResponse> deadByBody = new HashMap<>();
-    try (Channel channel = connection.createChannel()) {
-      for (int i = 0; i < 4; i++) {
-        GetResponse dead = channel.basicGet(queue.deadLetterQueue(), true);
-        deadByBody.put(new String(dead.getBody(), StandardCharsets.UTF_8), dead);
-      }
-    }
+    Map<String, GetResponse> deadByBody = takeDeadLetters(4);
     GetResponse poison = deadByBody.get("poison");
     assertThat(reason(poison)).isEqualTo("the handler failed 3 times");
     assertThat(poison.getProps().getHeaders().get(InboxRabbitConsumer.ATTEMPTS_HEADER))
@@ -135,10 +128,6 @@ class RabbitExactlyOnceTest extends RabbitTestSupport {
         .contains("the idempotency-key header is not valid UTF-8 (3 bytes)");
     assertThat(reason(deadByBody.get("9"))).contains("must not be blank");
     assertThat(effects.count()).isEqualTo(100);
-  }
-
-  private static String reason(GetResponse deadLetter) {
-    return deadLetter.getProps().getHeaders().get(InboxRabbitConsumer.REASON_HEADER).toString();
   }
 
   @Test

@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
+import com.rabbitmq.client.Delivery;
+import com.rabbitmq.client.GetResponse;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.inbox.Inbox;
 import dev.inbox.InboxSettings;
@@ -16,7 +18,9 @@ import java.nio.charset.StandardCharsets;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -83,17 +87,24 @@ abstract class RabbitTestSupport {
 
   /** A consumer builder whose handler writes one effect per new delivery. */
   protected InboxRabbitConsumer.Builder consumer(Inbox inbox, Connection on) {
+    return consumerWithoutHandler(inbox, on)
+        .handler(
+            (delivery, tx) ->
+                effects.apply(tx, delivery.getProperties().getMessageId(), amount(delivery)));
+  }
+
+  /** A consumer builder of the test's queue, dead-lettering to its exchange; set a handler. */
+  protected InboxRabbitConsumer.Builder consumerWithoutHandler(Inbox inbox, Connection on) {
     return InboxRabbitConsumer.builder()
         .connection(on)
         .queue(queue.queue())
         .inbox(inbox)
-        .deadLetterExchange(queue.deadLetterExchange())
-        .handler(
-            (delivery, tx) ->
-                effects.apply(
-                    tx,
-                    delivery.getProperties().getMessageId(),
-                    Long.parseLong(new String(delivery.getBody(), StandardCharsets.UTF_8))));
+        .deadLetterExchange(queue.deadLetterExchange());
+  }
+
+  /** The amount a payment's body carries. */
+  protected static long amount(Delivery delivery) {
+    return Long.parseLong(new String(delivery.getBody(), StandardCharsets.UTF_8));
   }
 
   protected InboxRabbitConsumer started(InboxRabbitConsumer.Builder builder) throws Exception {
@@ -104,9 +115,14 @@ abstract class RabbitTestSupport {
 
   /** Publishes with confirms, each payment's key as its messageId. */
   protected void publish(PaymentStream stream) throws Exception {
+    publish(stream.messages());
+  }
+
+  /** Publishes with confirms, each payment's key as its messageId. */
+  protected void publish(List<PaymentStream.Message> messages) throws Exception {
     try (Channel channel = connection.createChannel()) {
       channel.confirmSelect();
-      for (PaymentStream.Message message : stream.messages()) {
+      for (PaymentStream.Message message : messages) {
         publish(channel, message.key(), Long.toString(message.amount()));
       }
       channel.waitForConfirmsOrDie(30_000);
@@ -117,6 +133,22 @@ abstract class RabbitTestSupport {
     AMQP.BasicProperties properties =
         new AMQP.BasicProperties.Builder().messageId(messageId).deliveryMode(2).build();
     channel.basicPublish("", queue.queue(), properties, body.getBytes(StandardCharsets.UTF_8));
+  }
+
+  /** Takes this many messages off the dead-letter queue, by body. */
+  protected Map<String, GetResponse> takeDeadLetters(int count) throws Exception {
+    Map<String, GetResponse> deadByBody = new HashMap<>();
+    try (Channel channel = connection.createChannel()) {
+      for (int i = 0; i < count; i++) {
+        GetResponse dead = channel.basicGet(queue.deadLetterQueue(), true);
+        deadByBody.put(new String(dead.getBody(), StandardCharsets.UTF_8), dead);
+      }
+    }
+    return deadByBody;
+  }
+
+  protected static String reason(GetResponse deadLetter) {
+    return deadLetter.getProps().getHeaders().get(InboxRabbitConsumer.REASON_HEADER).toString();
   }
 
   protected long readyMessages(String name) throws Exception {
@@ -149,18 +181,23 @@ abstract class RabbitTestSupport {
    * queue, and checks that nothing did: every delivery was acknowledged after its commit.
    */
   protected void assertExactlyOnceAndDrained(PaymentStream stream) throws Exception {
+    assertExactlyOnceAndDrained(stream.distinct(), stream.expectedSum());
+  }
+
+  /** Like {@link #assertExactlyOnceAndDrained(PaymentStream)}, for any messages. */
+  protected void assertExactlyOnceAndDrained(long distinct, long expectedSum) throws Exception {
     await(
-        stream.distinct() + " effects",
+        distinct + " effects",
         Duration.ofSeconds(90),
-        () -> effects.count() >= stream.distinct() && readyMessages(queue.queue()) == 0);
+        () -> effects.count() >= distinct && readyMessages(queue.queue()) == 0);
     for (int i = closeables.size() - 1; i >= 0; i--) {
       if (closeables.get(i) instanceof InboxRabbitConsumer consumer) {
         consumer.close();
       }
     }
     assertThat(readyMessages(queue.queue())).as("unacknowledged deliveries").isZero();
-    assertThat(effects.count()).as("effects").isEqualTo(stream.distinct());
-    assertThat(effects.distinctKeys()).as("distinct keys").isEqualTo(stream.distinct());
-    assertThat(effects.sum()).as("sum of amounts").isEqualTo(stream.expectedSum());
+    assertThat(effects.count()).as("effects").isEqualTo(distinct);
+    assertThat(effects.distinctKeys()).as("distinct keys").isEqualTo(distinct);
+    assertThat(effects.sum()).as("sum of amounts").isEqualTo(expectedSum);
   }
 }
