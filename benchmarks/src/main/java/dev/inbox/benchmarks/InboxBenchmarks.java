@@ -121,8 +121,8 @@ public final class InboxBenchmarks implements Callable<Integer> {
       names = "--handler",
       defaultValue = HANDLER_PER_ITEM,
       description =
-          "How the inbox and its baseline in the core, peers and kafka scenarios write the new"
-              + " payments of a batch: "
+          "How the inbox and its baseline in the core, peers, kafka and rabbit scenarios write"
+              + " the new payments of a batch: "
               + HANDLER_PER_ITEM
               + " (executeBatch, an INSERT and an UPDATE per payment) or "
               + HANDLER_AT_ONCE

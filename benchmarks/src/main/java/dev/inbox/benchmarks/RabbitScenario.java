@@ -29,8 +29,9 @@ import javax.sql.DataSource;
  * inbox} is the rabbit-adapter's {@link InboxRabbitConsumer}. {@code plain} is a hand-written
  * manual-ack consumer batched the same way (the same prefetch, a batch is what arrived within the
  * same linger after its first delivery), one transaction per batch, then one {@code multiple} ack,
- * with duplicates filtered by an in-memory set: the upper bound. The queue is deleted after each
- * run.
+ * with duplicates filtered by an in-memory set: the upper bound. With {@code --handler at-once}
+ * both write each batch's new payments with one set-based statement, the inbox through a {@link
+ * dev.inbox.rabbit.NewDeliveriesHandler}. The queue is deleted after each run.
  *
  * <p>A run is timed from {@code basicConsume} until the last batch is acknowledged and the channel
  * closed; it is correct when the payments check out and the closed channel left nothing unacked.
@@ -72,22 +73,28 @@ final class RabbitScenario {
 
   private boolean measure(BenchmarkRun run) throws Exception {
     return run.printThroughput(
-        JsonLine.scenario("rabbit"),
+        JsonLine.scenario("rabbit").put("handler", run.options.handler),
         "prefetch",
         prefetch,
         "ratio_vs_plain",
-        InterleavedRuns.repeat(run, List.of("plain", "inbox"), this::run));
+        InterleavedRuns.repeat(
+            run, List.of("plain", "inbox"), variant -> run(variant, run.options.handlerAtOnce())));
   }
 
-  /** One timed run of one variant on a fresh queue, checked and deleted afterwards. */
-  Measurement run(String variant) throws Exception {
+  /**
+   * One timed run of one variant on a fresh queue, checked and deleted afterwards.
+   *
+   * @param atOnce {@code --handler at-once}: each batch's new payments written in one statement
+   */
+  Measurement run(String variant, boolean atOnce) throws Exception {
     payments.reset(dataSource);
     String queue = "bench-rabbit-" + variant + "-" + UUID.randomUUID().toString().substring(0, 8);
     try (Channel admin = connection.createChannel()) {
       admin.queueDeclare(queue, true, false, false, null);
       try {
         publish(queue);
-        double seconds = variant.equals("inbox") ? runInbox(queue) : runPlain(queue);
+        double seconds =
+            variant.equals("inbox") ? runInbox(queue, atOnce) : runPlain(queue, atOnce);
         boolean drained = admin.queueDeclarePassive(queue).getMessageCount() == 0;
         return new Measurement(seconds, drained && payments.correct(dataSource, workload));
       } finally {
@@ -114,7 +121,7 @@ final class RabbitScenario {
     }
   }
 
-  private double runInbox(String queue) throws Exception {
+  private double runInbox(String queue, boolean atOnce) throws Exception {
     InboxSettings settings =
         InboxSettings.builder().schema(payments.schema).janitorInterval(Duration.ZERO).build();
     long total = workload.messages.size();
@@ -123,7 +130,7 @@ final class RabbitScenario {
     DeliveryKeyExtractor keys = DeliveryKeyExtractor.messageIdOrHeader();
     try (Inbox inbox =
         Inbox.builder().dataSource(dataSource).settings(settings).migrate(true).build()) {
-      InboxRabbitConsumer consumer =
+      InboxRabbitConsumer.Builder builder =
           InboxRabbitConsumer.builder()
               .connection(connection)
               .queue(queue)
@@ -138,13 +145,12 @@ final class RabbitScenario {
                       allTaken.countDown();
                     }
                     return keys.keyOf(delivery);
-                  })
-              .handler(
-                  (delivery, tx) ->
-                      payments.apply(
-                          tx,
-                          PaymentCodec.payment(
-                              delivery.getProperties().getMessageId(), delivery.getBody())))
+                  });
+      InboxRabbitConsumer consumer =
+          (atOnce
+                  ? builder.newDeliveriesHandler(
+                      (deliveries, tx) -> payments.applyAll(tx, paymentsOf(deliveries)))
+                  : builder.handler((delivery, tx) -> payments.apply(tx, payment(delivery))))
               .build();
       long start = System.nanoTime();
       consumer.start();
@@ -160,7 +166,8 @@ final class RabbitScenario {
     }
   }
 
-  private double runPlain(String queue) throws Exception {
+  /** Takes a batch, applies each new payment of it in one transaction, commits, acks the batch. */
+  private double runPlain(String queue, boolean atOnce) throws Exception {
     Set<String> seen = new HashSet<>();
     long total = workload.messages.size();
     long consumed = 0;
@@ -182,13 +189,20 @@ final class RabbitScenario {
           continue;
         }
         long lastTag = 0;
+        List<Workload.Payment> newPayments = new ArrayList<>();
         for (Delivery delivery : batch) {
-          Workload.Payment payment =
-              PaymentCodec.payment(delivery.getProperties().getMessageId(), delivery.getBody());
+          Workload.Payment payment = payment(delivery);
           if (seen.add(payment.id())) {
-            payments.apply(tx, payment);
+            if (atOnce) {
+              newPayments.add(payment);
+            } else {
+              payments.apply(tx, payment);
+            }
           }
           lastTag = Math.max(lastTag, delivery.getEnvelope().getDeliveryTag());
+        }
+        if (!newPayments.isEmpty()) {
+          payments.applyAll(tx, newPayments);
         }
         tx.commit();
         channel.basicAck(lastTag, true);
@@ -197,6 +211,19 @@ final class RabbitScenario {
       channel.basicCancel(tag);
     }
     return (System.nanoTime() - start) / 1e9;
+  }
+
+  private static List<Workload.Payment> paymentsOf(List<Delivery> deliveries) {
+    List<Workload.Payment> list = new ArrayList<>(deliveries.size());
+    for (Delivery delivery : deliveries) {
+      list.add(payment(delivery));
+    }
+    return list;
+  }
+
+  /** The payment a delivery carries: its messageId and body. */
+  private static Workload.Payment payment(Delivery delivery) {
+    return PaymentCodec.payment(delivery.getProperties().getMessageId(), delivery.getBody());
   }
 
   /** The first delivery to arrive, then whatever else arrives within the linger. */

@@ -8,7 +8,10 @@ import dev.inbox.testing.TestDataSources;
 import dev.inbox.testing.TestRabbit;
 import org.junit.jupiter.api.Test;
 
-/** Both RabbitMQ variants must apply every distinct payment once and leave the queue drained. */
+/**
+ * Both RabbitMQ variants must apply every distinct payment once and leave the queue drained, with
+ * both handlers.
+ */
 class RabbitScenarioTest {
 
   @Test
@@ -17,8 +20,12 @@ class RabbitScenarioTest {
     try (HikariDataSource dataSource = TestDataSources.pool(4);
         Connection connection = RabbitScenario.connect(TestRabbit.shared().uri())) {
       RabbitScenario scenario = new RabbitScenario(dataSource, workload, connection, 100);
-      for (String variant : new String[] {"plain", "inbox"}) {
-        assertThat(scenario.run(variant).correct()).as(variant).isTrue();
+      for (boolean atOnce : new boolean[] {false, true}) {
+        for (String variant : new String[] {"plain", "inbox"}) {
+          assertThat(scenario.run(variant, atOnce).correct())
+              .as(variant + (atOnce ? " at once" : " per item"))
+              .isTrue();
+        }
       }
     }
   }
