@@ -29,10 +29,9 @@ import org.postgresql.PGStatement;
  * it sees rows committed by the transactions the upsert waited for. A row that changed between the
  * two (purged, or released) is claimed again, at most {@value #ROUNDS} times.
  *
- * <p>First, though, one round trip inserts the absent keys and reads the others ({@link
- * Statements#insertThenRead}, {@link Statements#insertOrRead}, {@link
- * Statements#insertUnlessSeenMany}), with no lock or write for a duplicate. Only the keys it cannot
- * settle take the path above.
+ * <p>First, though, one statement reads the keys as its snapshot sees them and inserts the absent
+ * ones ({@link Statements#insertUnlessSeen}): one round trip, and no lock or write for a duplicate.
+ * Only the keys that snapshot cannot settle take the path above.
  */
 final class Claimer {
   private static final int ROUNDS = 5;
@@ -47,12 +46,12 @@ final class Claimer {
   private final InboxSettings settings;
 
   /**
-   * {@link #configureTransaction}'s statements, and each claim statement behind them, built once:
+   * {@link #configureTransaction}'s statements, and the claim statements behind them, built once:
    * the driver looks its prepared statements up by their text.
    */
   private final String configuration;
 
-  private final String configuredInsertThenRead;
+  private final String configuredInsertUnlessSeen;
   private final String configuredInsertUnlessSeenMany;
   private final String configuredClaim;
 
@@ -63,7 +62,7 @@ final class Claimer {
         "SET TRANSACTION ISOLATION LEVEL READ COMMITTED; SET LOCAL lock_timeout = '"
             + settings.lockTimeout().toMillis()
             + "ms'";
-    this.configuredInsertThenRead = configuration + "; " + sql.insertThenRead;
+    this.configuredInsertUnlessSeen = configuration + "; " + sql.insertUnlessSeen;
     this.configuredInsertUnlessSeenMany = configuration + "; " + sql.insertUnlessSeenMany;
     this.configuredClaim = configuration + "; " + sql.claim;
   }
@@ -145,20 +144,16 @@ final class Claimer {
     boolean configurationPending = configureFirst;
     if (configureFirst || pending.size() == 1) {
       try {
-        if (configureFirst && pending.size() == 1) {
-          insertThenRead(connection, scope, pending, leaseOwner, leaseEnd, now, writtenAs, claims);
-        } else {
-          takeFromSnapshot(
-              connection,
-              scope,
-              pending,
-              leaseOwner,
-              leaseEnd,
-              now,
-              writtenAs,
-              configureFirst,
-              claims);
-        }
+        takeFromSnapshot(
+            connection,
+            scope,
+            pending,
+            leaseOwner,
+            leaseEnd,
+            now,
+            writtenAs,
+            configureFirst,
+            claims);
         if (pending.isEmpty()) {
           return claims;
         }
@@ -351,62 +346,12 @@ final class Claimer {
   }
 
   /**
-   * One key as the first statement of a fresh transaction ({@link Statements#insertThenRead}): NEW
-   * when the INSERT wrote it, else the answer its row gives. Removes the key from {@code pending}
-   * when it answered; a key left there needs the full claim (a failed key below maxAttempts, an
-   * expired lease, a row purged between the two statements).
-   */
-  private void insertThenRead(
-      Connection connection,
-      String scope,
-      Map<String, Request> pending,
-      String leaseOwner,
-      Instant leaseEnd,
-      Instant now,
-      RecordState writtenAs,
-      Map<String, Claim> claims)
-      throws SQLException {
-    Request request = pending.values().iterator().next();
-    String key = request.key();
-    try (PreparedStatement ps = connection.prepareStatement(configuredInsertThenRead)) {
-      ps.setString(1, scope);
-      ps.setString(2, key);
-      ps.setBytes(3, request.fingerprint());
-      ps.setString(4, writtenAs.name());
-      ps.setString(5, leaseOwner);
-      Rows.setTimestampOrNull(ps, 6, leaseEnd);
-      ps.setObject(7, Rows.timestamp(now));
-      ps.setObject(8, Rows.timestamp(now));
-      Rows.setTimestampOrNull(ps, 9, writtenAs == RecordState.COMPLETED ? now : null);
-      ps.setString(10, scope);
-      ps.setString(11, key);
-      ps.execute();
-      try (ResultSet inserted = currentResultSet(ps)) {
-        if (inserted.next()) {
-          Instant lockedUntil = Rows.instant(inserted, "locked_until");
-          claims.put(key, newClaim(scope, key, leaseOwner, 1, 1, lockedUntil));
-          pending.remove(key);
-          return;
-        }
-      }
-      ps.getMoreResults();
-      try (ResultSet row = currentResultSet(ps)) {
-        Claim claim = row.next() ? classifyRow(scope, request, row, now) : null;
-        if (claim != null) {
-          claims.put(key, claim);
-          pending.remove(key);
-        }
-      }
-    }
-  }
-
-  /**
    * Claims the new keys and settles the seen ones in one round trip, from one snapshot, with no
    * lock and no write for a key already there. Removes from {@code pending} every key it answered;
    * what is left needs the full claim (a row committed after the snapshot, a failed key below
    * maxAttempts, an expired lease). As the first statement of a fresh transaction ({@code
-   * configure}), only for many keys, it inserts with a plain INSERT, which throws a unique
-   * violation where the single-key form leaves the key pending.
+   * configure}) it inserts with a plain INSERT, which throws a unique violation where the other
+   * form leaves the key pending; only a single key has that other form.
    */
   private void takeFromSnapshot(
       Connection connection,
@@ -420,14 +365,10 @@ final class Claimer {
       Map<String, Claim> claims)
       throws SQLException {
     boolean single = pending.size() == 1;
-    if (single && configure) {
-      throw new IllegalStateException(
-          "a single key as a transaction's first statement takes insertThenRead; this is a bug");
-    }
     String statement =
         single
-            ? sql.insertOrRead
-            : configure ? configuredInsertUnlessSeenMany : sql.insertUnlessSeenMany;
+            ? (configure ? configuredInsertUnlessSeen : sql.insertOrRead)
+            : (configure ? configuredInsertUnlessSeenMany : sql.insertUnlessSeenMany);
     String[] keys = pending.keySet().toArray(new String[0]);
     try (PreparedStatement ps = connection.prepareStatement(statement)) {
       int next = 1;

@@ -49,25 +49,16 @@ final class Statements {
   final String insertOrRead;
 
   /**
-   * Claims one key as the first statement of a fresh transaction, as two statements sent together:
-   * an INSERT that does nothing where the key exists (waiting up to lockTimeout for a claimant that
-   * has not committed yet), then a read of the key's row from a new snapshot, which sees what such
-   * a claimant committed. A new key or a settled one is answered in this one round trip, with no
-   * lock or write for a duplicate. The read returns this transaction's own new row too; the caller
-   * ignores it. On the whole machine this costs less than {@link #insertOrRead}'s one statement of
-   * CTEs (benchmarks/README.md). Parameters: scope, key, fingerprint, state, lease owner,
-   * locked_until, created_at, updated_at and completed_at of the new row, then scope and key of the
-   * read.
+   * Like {@link #insertOrRead}, but a plain INSERT where the snapshot shows no row, cheaper for the
+   * database than a speculative insertion (benchmarks/README.md has the pgbench figures). A row
+   * committed after the snapshot, or by a transaction the INSERT waited for, makes it fail with a
+   * unique violation (23505) that aborts the transaction, so it is only for the first statement of
+   * a transaction that can be rolled back and claimed again. PostgreSQL logs that error; it happens
+   * only when two claimants race for a new key.
    */
-  final String insertThenRead;
+  final String insertUnlessSeen;
 
-  /**
-   * Claims many keys as the first statement of a fresh transaction: reads them from the statement's
-   * snapshot and inserts the absent ones with a plain INSERT. A row committed after the snapshot,
-   * or by a transaction the INSERT waited for, makes it fail with a unique violation (23505) that
-   * aborts the transaction, which is then rolled back and claimed again on the full path.
-   * PostgreSQL logs that error; it happens only when two claimants race for a new key.
-   */
+  /** {@link #insertUnlessSeen} for many keys in one round trip. */
   final String insertUnlessSeenMany;
 
   /**
@@ -113,7 +104,7 @@ final class Statements {
    * there is none. Parameters: scope and key of the read, then scope, key, fingerprint, state,
    * lease owner, locked_until, created_at, updated_at and completed_at of the new row.
    */
-  private static String insertOrRead(String table) {
+  private static String insertOrRead(String table, String onConflict) {
     return "WITH seen AS (SELECT "
         + SEEN_COLUMNS
         + " FROM "
@@ -123,15 +114,16 @@ final class Statements {
         + table
         + NEW_ROW_COLUMNS
         + " SELECT ?, ?, ?, ?, 1, ?::text, 1, ?::timestamptz, ?, ?, ?::timestamptz"
-        + " WHERE NOT EXISTS (SELECT 1 FROM seen) ON CONFLICT (scope, key) DO NOTHING"
+        + " WHERE NOT EXISTS (SELECT 1 FROM seen)"
+        + onConflict
         + INSERTED_AND_SEEN;
   }
 
   /**
-   * {@link #insertUnlessSeenMany}. Parameters: the keys and the scope of the read, then scope,
-   * state, lease owner, locked_until, created_at, updated_at and completed_at of the new rows, then
-   * their keys and fingerprints as two arrays. New keys are inserted in key order, so that two
-   * batches wait for each other in one order and cannot deadlock.
+   * {@link #insertUnlessSeen} for many keys. Parameters: the keys and the scope of the read, then
+   * scope, state, lease owner, locked_until, created_at, updated_at and completed_at of the new
+   * rows, then their keys and fingerprints as two arrays. New keys are inserted in key order, so
+   * that two batches wait for each other in one order and cannot deadlock.
    *
    * <p>The read looks each key up on its own ({@code LATERAL ... LIMIT 1}, which the planner cannot
    * turn into a join): {@code key = ANY(?)} let the planner scan a table of some thousand rows
@@ -180,17 +172,8 @@ final class Statements {
             + " (r.attempts > 1 AND r.last_error LIKE '"
             + TAKEOVER_NOTE
             + "%') AS taken_over";
-    insertOrRead = insertOrRead(table);
-    insertThenRead =
-        "INSERT INTO "
-            + table
-            + NEW_ROW_COLUMNS
-            + " VALUES (?, ?, ?, ?, 1, ?::text, 1, ?::timestamptz, ?, ?, ?::timestamptz)"
-            + " ON CONFLICT (scope, key) DO NOTHING RETURNING locked_until; SELECT "
-            + SEEN_COLUMNS
-            + " FROM "
-            + table
-            + " WHERE scope = ? AND key = ?";
+    insertOrRead = insertOrRead(table, " ON CONFLICT (scope, key) DO NOTHING");
+    insertUnlessSeen = insertOrRead(table, "");
     insertUnlessSeenMany = insertUnlessSeenMany(table);
     selectClaimState =
         "SELECT key, state, attempts, fingerprint, fencing_token, locked_until, result_status,"
