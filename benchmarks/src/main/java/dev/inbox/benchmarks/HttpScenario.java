@@ -77,8 +77,11 @@ final class HttpScenario {
     this.distinct = List.copyOf(firsts);
   }
 
-  /** The latencies of one run, per variant in {@link #VARIANTS} order, and its check. */
-  record Latencies(List<long[]> nanos, boolean correct) {}
+  /**
+   * The latencies of one run, per variant in {@link #VARIANTS} order, the machine's busy CPU time
+   * during each variant's turns ({@link MachineCpu}; -1 where unknown), and the run's check.
+   */
+  record Latencies(List<long[]> nanos, long[] cpuMicros, boolean correct) {}
 
   static boolean runAll(BenchmarkRun run) throws Exception {
     try (HikariDataSource pool =
@@ -99,18 +102,23 @@ final class HttpScenario {
       correct &= latencies.correct();
     }
     double baselineP50 = 0;
+    double baselineCpu = 0;
     for (int v = 0; v < VARIANTS.size(); v++) {
       List<Double> p50s = new ArrayList<>();
       List<Double> p99s = new ArrayList<>();
+      List<Double> cpus = new ArrayList<>();
       for (Latencies latencies : runs) {
         p50s.add(percentileMillis(latencies.nanos().get(v), 0.50));
         p99s.add(percentileMillis(latencies.nanos().get(v), 0.99));
+        cpus.add((double) latencies.cpuMicros()[v] / distinct.size());
       }
       double p50 = BenchmarkRun.median(p50s);
+      double cpu = BenchmarkRun.median(cpus);
       if (v == 0) {
         baselineP50 = p50;
+        baselineCpu = cpu;
       }
-      run.print(
+      JsonLine line =
           JsonLine.scenario("http")
               .put("variant", VARIANTS.get(v))
               .put("clients", CLIENTS)
@@ -122,8 +130,13 @@ final class HttpScenario {
               .put("p99_ms", BenchmarkRun.median(p99s), 3)
               .put("ratio_p50_vs_nofilter", p50 / baselineP50, 3)
               .put("run_p50_ms", p50s, 3)
-              .put("run_p99_ms", p99s, 3)
-              .put("correct", correct));
+              .put("run_p99_ms", p99s, 3);
+      if (cpu >= 0) {
+        // The whole machine's CPU per request during this variant's turns: clients, server and
+        // database together, so it says what the p50 ratio comes from without the queueing.
+        line.put("cpu_us_per_request", cpu, 0).put("cpu_ratio_vs_nofilter", cpu / baselineCpu, 3);
+      }
+      run.print(line.put("correct", correct));
     }
     return correct;
   }
@@ -152,18 +165,25 @@ final class HttpScenario {
         for (int v = 0; v < VARIANTS.size(); v++) {
           nanos.add(new long[distinct.size()]);
         }
+        long[] cpuMicros = new long[VARIANTS.size()];
+        boolean cpuKnown = MachineCpu.available();
         // The variants take turns chunk by chunk, so that outside load falls on all three alike.
         for (int from = 0; from < distinct.size(); from += CHUNK) {
           int to = Math.min(from + CHUNK, distinct.size());
-          post(client, nofilter, from, to, false, nanos.get(0), wrong);
-          post(client, payments, from, to, false, nanos.get(1), wrong);
-          post(client, payments, from, to, true, nanos.get(2), wrong);
+          for (int v = 0; v < VARIANTS.size(); v++) {
+            long cpuBefore = MachineCpu.busyMicros();
+            post(client, v == 0 ? nofilter : payments, from, to, v == 2, nanos.get(v), wrong);
+            cpuMicros[v] += MachineCpu.busyMicros() - cpuBefore;
+          }
+        }
+        if (!cpuKnown) {
+          Arrays.fill(cpuMicros, -1);
         }
         boolean correct =
             wrong.get() == 0
                 && filtered.correct(dataSource, workload)
                 && unfiltered.correct(dataSource, workload);
-        return new Latencies(nanos, correct);
+        return new Latencies(nanos, cpuMicros, correct);
       } finally {
         server.stop();
       }
