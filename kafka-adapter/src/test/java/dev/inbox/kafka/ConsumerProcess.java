@@ -8,11 +8,14 @@ import dev.inbox.testing.EffectsTable;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.serialization.StringDeserializer;
 
 /**
  * A consumer in its own JVM, so that a test can kill it with {@code kill -9}. Arguments: bootstrap
- * servers, topic, group, JDBC URL, database user, schema.
+ * servers, topic, group, JDBC URL, database user, schema, and the handler: {@code per-item} (a
+ * {@link RecordHandler}) or {@code at-once} (a {@link NewRecordsHandler} writing each partition's
+ * new records with one statement).
  */
 public final class ConsumerProcess {
   public static void main(String[] args) throws Exception {
@@ -28,7 +31,7 @@ public final class ConsumerProcess {
             .dataSource(dataSource)
             .settings(InboxSettings.builder().schema(schema).janitorInterval(Duration.ZERO).build())
             .build();
-    InboxKafkaConsumer<String, String> consumer =
+    InboxKafkaConsumer.Builder<String, String> builder =
         InboxKafkaConsumer.builder(new StringDeserializer(), new StringDeserializer())
             .properties(
                 Map.of(
@@ -47,10 +50,19 @@ public final class ConsumerProcess {
                     "session.timeout.ms",
                     6000))
             .topics(topic)
-            .inbox(inbox)
-            .handler(
-                (record, tx) -> effects.apply(tx, record.key(), Long.parseLong(record.value())))
-            .build();
+            .inbox(inbox);
+    if (args[6].equals("at-once")) {
+      builder.newRecordsHandler(
+          (records, tx) ->
+              effects.applyAll(
+                  tx,
+                  records.stream().map(ConsumerRecord::key).toList(),
+                  records.stream().map(r -> Long.parseLong(r.value())).toList()));
+    } else {
+      builder.handler(
+          (record, tx) -> effects.apply(tx, record.key(), Long.parseLong(record.value())));
+    }
+    InboxKafkaConsumer<String, String> consumer = builder.build();
     System.out.println("consumer started");
     consumer.run();
     new CountDownLatch(1).await();

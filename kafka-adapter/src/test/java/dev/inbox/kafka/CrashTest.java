@@ -5,12 +5,14 @@ import dev.inbox.testing.PaymentStream;
 import dev.inbox.testing.TestDatabase;
 import java.time.Duration;
 import java.util.List;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 class CrashTest extends KafkaTestSupport {
 
-  @Test
-  void consumerKilledWithSigkillMidStreamLosesAndDoublesNothing() throws Exception {
+  @ParameterizedTest(name = "{0} handler")
+  @ValueSource(strings = {"per-item", "at-once"})
+  void consumerKilledWithSigkillMidStreamLosesAndDoublesNothing(String handler) throws Exception {
     String topic = kafka.newTopic("crash", 2);
     String group = newGroup();
     PaymentStream stream = new PaymentStream("c", 8_000, 2_000, 11);
@@ -24,7 +26,8 @@ class CrashTest extends KafkaTestSupport {
             group,
             db.jdbcUrl(),
             db.user() == null ? "" : db.user(),
-            schema);
+            schema,
+            handler);
 
     for (long threshold : new long[] {1_500, 4_500}) {
       try (ChildJvm child = ChildJvm.start(ConsumerProcess.class, args)) {

@@ -5,12 +5,14 @@ import dev.inbox.testing.PaymentStream;
 import dev.inbox.testing.TestDatabase;
 import java.time.Duration;
 import java.util.List;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 class RabbitCrashTest extends RabbitTestSupport {
 
-  @Test
-  void consumerKilledWithSigkillMidStreamLosesAndDoublesNothing() throws Exception {
+  @ParameterizedTest(name = "{0} handler")
+  @ValueSource(strings = {"per-item", "at-once"})
+  void consumerKilledWithSigkillMidStreamLosesAndDoublesNothing(String handler) throws Exception {
     PaymentStream stream = new PaymentStream("k", 8_000, 2_000, 9);
     inbox(settings().build()); // creates the inbox table before the children start
     publish(stream);
@@ -22,7 +24,8 @@ class RabbitCrashTest extends RabbitTestSupport {
             queue.deadLetterExchange(),
             db.jdbcUrl(),
             db.user() == null ? "" : db.user(),
-            schema);
+            schema,
+            handler);
 
     for (long threshold : new long[] {1_500, 4_500}) {
       try (ChildJvm child = ChildJvm.start(RabbitConsumerProcess.class, args)) {
