@@ -3,6 +3,7 @@ package dev.inbox.examples;
 import dev.inbox.kafka.InboxKafkaConsumer;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import picocli.CommandLine.Command;
@@ -57,6 +58,15 @@ final class KafkaConsumerCommand implements Callable<Integer> {
               + " with the same name takes its partitions back at once (default: ${DEFAULT-VALUE}).")
   String instance;
 
+  @Option(
+      names = "--handler",
+      defaultValue = "per-item",
+      description =
+          "How new payments are written: per-item (one handler call and two statements per"
+              + " payment) or at-once (one call per batch, two set-based statements; a failing"
+              + " batch is rerun one payment at a time) (default: ${DEFAULT-VALUE}).")
+  String handler;
+
   @Override
   public Integer call() throws Exception {
     Validate.hostPorts(spec, "--bootstrap-servers", bootstrapServers);
@@ -65,8 +75,9 @@ final class KafkaConsumerCommand implements Callable<Integer> {
     Validate.name(spec, "--scope", scope);
     Validate.name(spec, "--instance", instance);
     Validate.jdbcUrl(spec, "--jdbc-url", jdbcUrl);
+    Validate.oneOf(spec, "--handler", handler, "per-item", "at-once");
     try (ConsumerDatabase db = new ConsumerDatabase(jdbcUrl, 4)) {
-      InboxKafkaConsumer<String, byte[]> consumer =
+      InboxKafkaConsumer.Builder<String, byte[]> builder =
           InboxKafkaConsumer.builder(new StringDeserializer(), new ByteArrayDeserializer())
               .properties(
                   Map.of(
@@ -83,21 +94,28 @@ final class KafkaConsumerCommand implements Callable<Integer> {
                       6000))
               .topics(topic)
               .inbox(db.inbox)
-              .scope(scope)
-              .handler(
-                  (record, tx) -> {
-                    String paymentId =
-                        new String(
-                            record.headers().lastHeader("idempotency-key").value(),
-                            java.nio.charset.StandardCharsets.UTF_8);
-                    PaymentsDatabase.apply(
-                        tx, Payment.fromJson(record.value(), paymentId), "kafka");
-                  })
-              .build();
+              .scope(scope);
+      if (handler.equals("at-once")) {
+        builder.newRecordsHandler(
+            (records, tx) ->
+                PaymentsDatabase.applyAll(
+                    tx, records.stream().map(KafkaConsumerCommand::payment).toList(), "kafka"));
+      } else {
+        builder.handler((record, tx) -> PaymentsDatabase.apply(tx, payment(record), "kafka"));
+      }
+      InboxKafkaConsumer<String, byte[]> consumer = builder.build();
       Runtime.getRuntime().addShutdownHook(new Thread(consumer::close, "kafka-consumer-stop"));
       System.out.println("consuming " + topic + " as group " + group + " into " + scope);
       consumer.run();
     }
     return 0;
+  }
+
+  private static Payment payment(ConsumerRecord<String, byte[]> record) {
+    String paymentId =
+        new String(
+            record.headers().lastHeader("idempotency-key").value(),
+            java.nio.charset.StandardCharsets.UTF_8);
+    return Payment.fromJson(record.value(), paymentId);
   }
 }

@@ -10,6 +10,7 @@ import java.sql.Statement;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
+import java.util.List;
 import javax.sql.DataSource;
 import org.flywaydb.core.Flyway;
 
@@ -59,6 +60,42 @@ public final class PaymentsDatabase {
         rs.next();
         return rs.getLong(1);
       }
+    }
+  }
+
+  /**
+   * Records many payments and credits their accounts in two set-based statements, through the
+   * inbox's transaction: what a consumer's set-based handler does with a whole batch. Accounts are
+   * credited in account order, so that two batches lock them in the same order.
+   */
+  public static void applyAll(Connection tx, List<Payment> payments, String channel)
+      throws SQLException {
+    Object[] ids = payments.stream().map(Payment::paymentId).toArray();
+    Object[] accounts = payments.stream().map(Payment::account).toArray();
+    Object[] amounts = payments.stream().map(Payment::amountCents).toArray();
+    try (PreparedStatement insert =
+        tx.prepareStatement(
+            "INSERT INTO payments (payment_id, account_id, amount_cents, channel, created_at)"
+                + " SELECT p.id, p.account, p.amount, ?, ?"
+                + " FROM unnest(?::text[], ?::text[], ?::bigint[]) AS p(id, account, amount)")) {
+      insert.setString(1, channel);
+      insert.setObject(2, OffsetDateTime.ofInstant(Instant.now(), ZoneOffset.UTC));
+      insert.setArray(3, tx.createArrayOf("text", ids));
+      insert.setArray(4, tx.createArrayOf("text", accounts));
+      insert.setArray(5, tx.createArrayOf("bigint", amounts));
+      insert.executeUpdate();
+    }
+    try (PreparedStatement credit =
+        tx.prepareStatement(
+            "INSERT INTO accounts (account_id, balance_cents)"
+                + " SELECT p.account, sum(p.amount)"
+                + " FROM unnest(?::text[], ?::bigint[]) AS p(account, amount)"
+                + " GROUP BY p.account ORDER BY p.account"
+                + " ON CONFLICT (account_id) DO UPDATE"
+                + " SET balance_cents = accounts.balance_cents + EXCLUDED.balance_cents")) {
+      credit.setArray(1, tx.createArrayOf("text", accounts));
+      credit.setArray(2, tx.createArrayOf("bigint", amounts));
+      credit.executeUpdate();
     }
   }
 

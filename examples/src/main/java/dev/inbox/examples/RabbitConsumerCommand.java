@@ -3,6 +3,7 @@ package dev.inbox.examples;
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
+import com.rabbitmq.client.Delivery;
 import dev.inbox.rabbit.InboxRabbitConsumer;
 import dev.inbox.rabbit.RabbitTopology;
 import java.util.concurrent.Callable;
@@ -51,6 +52,15 @@ final class RabbitConsumerCommand implements Callable<Integer> {
       description = "PostgreSQL JDBC URL (default: ${DEFAULT-VALUE}).")
   String jdbcUrl;
 
+  @Option(
+      names = "--handler",
+      defaultValue = "per-item",
+      description =
+          "How new payments are written: per-item (one handler call and two statements per"
+              + " payment) or at-once (one call per batch, two set-based statements; a failing"
+              + " batch is rerun one payment at a time) (default: ${DEFAULT-VALUE}).")
+  String handler;
+
   @Override
   public Integer call() throws Exception {
     Validate.amqpUri(spec, "--amqp-uri", amqpUri);
@@ -58,6 +68,7 @@ final class RabbitConsumerCommand implements Callable<Integer> {
     Validate.name(spec, "--scope", scope);
     Validate.positive(spec, "--prefetch", prefetch);
     Validate.jdbcUrl(spec, "--jdbc-url", jdbcUrl);
+    Validate.oneOf(spec, "--handler", handler, "per-item", "at-once");
     ConnectionFactory factory = new ConnectionFactory();
     factory.setUri(amqpUri);
     try (ConsumerDatabase db = new ConsumerDatabase(jdbcUrl, 4);
@@ -66,23 +77,25 @@ final class RabbitConsumerCommand implements Callable<Integer> {
       // channel that declared it, and fails noisily if that channel was closed.
       Channel topology = connection.createChannel();
       RabbitTopology.Names names = PaymentQueues.declare(topology, queue);
-      InboxRabbitConsumer consumer =
+      InboxRabbitConsumer.Builder builder =
           InboxRabbitConsumer.builder()
               .connection(connection)
               .queue(queue)
               .inbox(db.inbox)
               .scope(scope)
               .prefetch(prefetch)
-              .deadLetterExchange(names.deadLetterExchange())
-              .handler(
-                  (delivery, tx) ->
-                      PaymentsDatabase.apply(
-                          tx,
-                          Payment.fromJson(
-                              delivery.getBody(), delivery.getProperties().getMessageId()),
-                          "rabbit"))
-              .build()
-              .start();
+              .deadLetterExchange(names.deadLetterExchange());
+      if (handler.equals("at-once")) {
+        builder.newDeliveriesHandler(
+            (deliveries, tx) ->
+                PaymentsDatabase.applyAll(
+                    tx,
+                    deliveries.stream().map(RabbitConsumerCommand::payment).toList(),
+                    "rabbit"));
+      } else {
+        builder.handler((delivery, tx) -> PaymentsDatabase.apply(tx, payment(delivery), "rabbit"));
+      }
+      InboxRabbitConsumer consumer = builder.build().start();
       CountDownLatch stopped = new CountDownLatch(1);
       Runtime.getRuntime()
           .addShutdownHook(
@@ -96,5 +109,9 @@ final class RabbitConsumerCommand implements Callable<Integer> {
       stopped.await();
     }
     return 0;
+  }
+
+  private static Payment payment(Delivery delivery) {
+    return Payment.fromJson(delivery.getBody(), delivery.getProperties().getMessageId());
   }
 }

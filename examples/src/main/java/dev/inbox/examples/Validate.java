@@ -42,6 +42,14 @@ final class Validate {
     }
   }
 
+  static void oneOf(CommandSpec spec, String flag, String value, String... allowed) {
+    if (!java.util.List.of(allowed).contains(value)) {
+      fail(
+          spec,
+          flag + " must be one of " + String.join(", ", allowed) + ", but was '" + value + "'");
+    }
+  }
+
   static void hostPorts(CommandSpec spec, String flag, String value) {
     if (value != null && !value.matches("[^,:\\s]+:\\d{1,5}(,[^,:\\s]+:\\d{1,5})*")) {
       fail(spec, flag + " must be HOST:PORT[,HOST:PORT...], but was '" + value + "'");

@@ -132,6 +132,12 @@ class ExamplesTest {
     assertThat(cli.execute("demo", "--embedded-amqp", "--amqp-uri", "amqp://localhost"))
         .isEqualTo(2);
     assertThat(err.toString()).contains("--amqp-uri or --embedded-amqp");
+    for (String consumer : new String[] {"kafka-consumer", "rabbit-consumer"}) {
+      err.getBuffer().setLength(0);
+      assertThat(cli.execute(consumer, "--handler", "batch")).isEqualTo(2);
+      assertThat(err.toString())
+          .contains("--handler must be one of per-item, at-once, but was 'batch'");
+    }
   }
 
   private static long consumerLag(String topic) throws Exception {

@@ -44,7 +44,9 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * One run of the fault suite: payments over Kafka, RabbitMQ and HTTP into one database, consumers
  * and the HTTP server in child JVMs, while {@link FaultSchedule} kills them with kill -9,
  * terminates their database backends, restarts PostgreSQL and the Kafka broker and cuts the
- * consumers' RabbitMQ connections. Afterwards it counts what took effect.
+ * consumers' RabbitMQ connections. Of the two consumers per broker, one writes each payment on its
+ * own and the other a whole batch with set-based statements ({@code --handler at-once}). Afterwards
+ * it counts what took effect.
  */
 final class FaultRun {
   static final String SCOPE = "demo";
@@ -100,8 +102,11 @@ final class FaultRun {
         admin.createTopics(List.of(new NewTopic(topic, 4, (short) 1))).all().get();
       }
       for (int instance = 1; instance <= 2; instance++) {
-        consumers.add(ExampleProcess.start("kafka-consumer", kafkaArgs(bootstrap, db, instance)));
-        consumers.add(ExampleProcess.start("rabbit-consumer", rabbitArgs(amqpUri, db)));
+        // One consumer of each broker writes per payment, the other a whole batch at once.
+        String handler = instance == 1 ? "per-item" : "at-once";
+        consumers.add(
+            ExampleProcess.start("kafka-consumer", kafkaArgs(bootstrap, db, instance, handler)));
+        consumers.add(ExampleProcess.start("rabbit-consumer", rabbitArgs(amqpUri, db, handler)));
       }
       httpServer[0] =
           ExampleProcess.start(
@@ -232,8 +237,11 @@ final class FaultRun {
     }
   }
 
-  private List<String> kafkaArgs(String bootstrap, ScratchDatabase db, int instance) {
+  private List<String> kafkaArgs(
+      String bootstrap, ScratchDatabase db, int instance, String handler) {
     return List.of(
+        "--handler",
+        handler,
         "--bootstrap-servers",
         bootstrap,
         "--topic",
@@ -253,8 +261,10 @@ final class FaultRun {
    * same 1 000 account rows, deadlock often with large ones. The library reruns such a batch
    * without counting an attempt, but the run would crawl.
    */
-  private List<String> rabbitArgs(String amqpUri, ScratchDatabase db) {
+  private List<String> rabbitArgs(String amqpUri, ScratchDatabase db, String handler) {
     return List.of(
+        "--handler",
+        handler,
         "--amqp-uri",
         amqpUri,
         "--queue",
