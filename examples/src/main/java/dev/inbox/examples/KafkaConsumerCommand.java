@@ -7,6 +7,7 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
@@ -58,14 +59,7 @@ final class KafkaConsumerCommand implements Callable<Integer> {
               + " with the same name takes its partitions back at once (default: ${DEFAULT-VALUE}).")
   String instance;
 
-  @Option(
-      names = "--handler",
-      defaultValue = "per-item",
-      description =
-          "How new payments are written: per-item (one handler call and two statements per"
-              + " payment) or at-once (one call per batch, two set-based statements; a failing"
-              + " batch is rerun one payment at a time) (default: ${DEFAULT-VALUE}).")
-  String handler;
+  @Mixin HandlerOption handler;
 
   @Override
   public Integer call() throws Exception {
@@ -75,7 +69,7 @@ final class KafkaConsumerCommand implements Callable<Integer> {
     Validate.name(spec, "--scope", scope);
     Validate.name(spec, "--instance", instance);
     Validate.jdbcUrl(spec, "--jdbc-url", jdbcUrl);
-    Validate.oneOf(spec, "--handler", handler, "per-item", "at-once");
+    boolean atOnce = handler.atOnce(spec);
     try (ConsumerDatabase db = new ConsumerDatabase(jdbcUrl, 4)) {
       InboxKafkaConsumer.Builder<String, byte[]> builder =
           InboxKafkaConsumer.builder(new StringDeserializer(), new ByteArrayDeserializer())
@@ -95,7 +89,7 @@ final class KafkaConsumerCommand implements Callable<Integer> {
               .topics(topic)
               .inbox(db.inbox)
               .scope(scope);
-      if (handler.equals("at-once")) {
+      if (atOnce) {
         builder.newRecordsHandler(
             (records, tx) ->
                 PaymentsDatabase.applyAll(

@@ -9,6 +9,7 @@ import dev.inbox.rabbit.RabbitTopology;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
@@ -52,14 +53,7 @@ final class RabbitConsumerCommand implements Callable<Integer> {
       description = "PostgreSQL JDBC URL (default: ${DEFAULT-VALUE}).")
   String jdbcUrl;
 
-  @Option(
-      names = "--handler",
-      defaultValue = "per-item",
-      description =
-          "How new payments are written: per-item (one handler call and two statements per"
-              + " payment) or at-once (one call per batch, two set-based statements; a failing"
-              + " batch is rerun one payment at a time) (default: ${DEFAULT-VALUE}).")
-  String handler;
+  @Mixin HandlerOption handler;
 
   @Override
   public Integer call() throws Exception {
@@ -68,7 +62,7 @@ final class RabbitConsumerCommand implements Callable<Integer> {
     Validate.name(spec, "--scope", scope);
     Validate.positive(spec, "--prefetch", prefetch);
     Validate.jdbcUrl(spec, "--jdbc-url", jdbcUrl);
-    Validate.oneOf(spec, "--handler", handler, "per-item", "at-once");
+    boolean atOnce = handler.atOnce(spec);
     ConnectionFactory factory = new ConnectionFactory();
     factory.setUri(amqpUri);
     try (ConsumerDatabase db = new ConsumerDatabase(jdbcUrl, 4);
@@ -85,7 +79,7 @@ final class RabbitConsumerCommand implements Callable<Integer> {
               .scope(scope)
               .prefetch(prefetch)
               .deadLetterExchange(names.deadLetterExchange());
-      if (handler.equals("at-once")) {
+      if (atOnce) {
         builder.newDeliveriesHandler(
             (deliveries, tx) ->
                 PaymentsDatabase.applyAll(
