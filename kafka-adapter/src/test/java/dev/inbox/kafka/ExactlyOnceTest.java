@@ -21,10 +21,7 @@ class ExactlyOnceTest extends KafkaTestSupport {
     Inbox inbox = inbox(settings().build());
 
     InboxKafkaConsumer<String, String> consumer =
-        InboxKafkaConsumer.builder(new StringDeserializer(), new StringDeserializer())
-            .properties(consumerProperties(group))
-            .topics(topic)
-            .inbox(inbox)
+        consumer(inbox, topic, group)
             .meterRegistry(registry)
             .handler(
                 (record, tx) -> effects.apply(tx, record.key(), Long.parseLong(record.value())))

@@ -86,14 +86,20 @@ abstract class KafkaTestSupport {
     return "group-" + UUID.randomUUID().toString().substring(0, 8);
   }
 
+  /** A loop of string records on the topic, for the test to add its handler to. */
+  protected InboxKafkaConsumer.Builder<String, String> consumer(
+      Inbox inbox, String topic, String group) {
+    return InboxKafkaConsumer.builder(new StringDeserializer(), new StringDeserializer())
+        .properties(consumerProperties(group))
+        .topics(topic)
+        .inbox(inbox);
+  }
+
   /** A started loop whose handler writes one effect per new record. */
   protected InboxKafkaConsumer<String, String> startConsumer(
       Inbox inbox, String topic, String group) {
     InboxKafkaConsumer<String, String> consumer =
-        InboxKafkaConsumer.builder(new StringDeserializer(), new StringDeserializer())
-            .properties(consumerProperties(group))
-            .topics(topic)
-            .inbox(inbox)
+        consumer(inbox, topic, group)
             .handler(
                 (record, tx) ->
                     effects.apply(

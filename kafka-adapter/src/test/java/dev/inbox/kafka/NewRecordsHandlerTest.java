@@ -31,10 +31,7 @@ class NewRecordsHandlerTest extends KafkaTestSupport {
     AtomicInteger largestCall = new AtomicInteger();
 
     InboxKafkaConsumer<String, String> consumer =
-        InboxKafkaConsumer.builder(new StringDeserializer(), new StringDeserializer())
-            .properties(consumerProperties(group))
-            .topics(topic)
-            .inbox(inbox)
+        consumer(inbox, topic, group)
             .newRecordsHandler(
                 (records, tx) -> {
                   calls.incrementAndGet();
@@ -71,10 +68,7 @@ class NewRecordsHandlerTest extends KafkaTestSupport {
     sendAll(records);
 
     InboxKafkaConsumer<String, String> consumer =
-        InboxKafkaConsumer.builder(new StringDeserializer(), new StringDeserializer())
-            .properties(consumerProperties(group))
-            .topics(topic)
-            .inbox(inbox)
+        consumer(inbox, topic, group)
             .retryBackoff(Duration.ofMillis(10), Duration.ofMillis(50))
             .newRecordsHandler(
                 (batch, tx) -> {
