@@ -149,6 +149,60 @@ public interface Inbox extends AutoCloseable {
   void recordFailure(Claim claim, String error);
 
   /**
+   * Like {@link #claimAtStart}, for a caller that completes in the same transaction and expects
+   * most keys to be new (an HTTP API's first requests): the key's record is written once, by the
+   * completion, with the result, instead of at the claim and again at the completion. Until then
+   * the key is held by a transaction-level advisory lock that the claim's read takes, so the claim
+   * writes nothing. One round trip; a settled key is answered from the same read, with no lock.
+   *
+   * <p>What others see differs from {@link #claimAtStart} in two ways:
+   *
+   * <ul>
+   *   <li>Another reservation of the key answers {@code IN_PROGRESS} at once instead of waiting for
+   *       this transaction: poll until it answers otherwise.
+   *   <li>A claim that is not a reservation (a consumer's batch, {@link #execute}, {@link
+   *       #claimAtStart}) does not see the lock. If one of them records the key first, the
+   *       completion throws {@link ReservationLostException} and commits nothing; reserving again
+   *       then answers with that claim's outcome.
+   * </ul>
+   *
+   * <p>A key whose record can be claimed again (a failed attempt below {@code maxAttempts}, an
+   * expired lease) is claimed in the same transaction as {@link #claimAtStart} would, and the
+   * reservation says {@code recordDeferred} false. Either way, commit only through {@link
+   * #completeAndCommit(Connection, Reservation, StoredResult)} or after {@link
+   * #complete(Connection, Reservation, StoredResult)}: a commit without them records nothing, and
+   * the key stays new. Unless the reservation is {@code NEW}, roll the transaction back.
+   *
+   * @param fingerprint the SHA-256 of the request, or null to skip the mismatch check
+   * @throws IllegalArgumentException when the connection is in auto-commit mode
+   */
+  Reservation reserveAtStart(Connection transaction, String scope, String key, byte[] fingerprint);
+
+  /**
+   * Records a {@code NEW} reservation as completed with its result, on the caller's transaction.
+   *
+   * @throws ReservationLostException when another claimant recorded the key first; the transaction
+   *     is then aborted, and must be rolled back
+   */
+  void complete(Connection transaction, Reservation reservation, StoredResult result);
+
+  /**
+   * {@link #complete(Connection, Reservation, StoredResult)} and commit, in one round trip. If the
+   * completion fails, nothing is committed and the transaction is left aborted for the caller to
+   * roll back.
+   *
+   * @throws ReservationLostException when another claimant recorded the key first
+   * @throws InboxDatabaseException when the completion or the commit failed otherwise
+   */
+  void completeAndCommit(Connection transaction, Reservation reservation, StoredResult result);
+
+  /**
+   * {@link #recordFailure(Claim, String)} for a reservation whose transaction the caller rolled
+   * back; the failed record keeps the request's fingerprint.
+   */
+  void recordFailure(Reservation reservation, String error);
+
+  /**
    * Leased mode: claims the key and commits {@code IN_PROGRESS} at once, with a lease of {@code
    * leaseDuration} and a fencing token. An expired lease is taken over by this claim atomically.
    */

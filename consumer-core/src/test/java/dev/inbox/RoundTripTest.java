@@ -111,6 +111,25 @@ class RoundTripTest extends InboxTestSupport {
   }
 
   @Test
+  void a_reservation_is_one_round_trip_and_its_completion_another() throws Exception {
+    List<Integer> reservations = new ArrayList<>();
+    int completions =
+        roundTrips(
+            key -> {
+              try (Connection tx = oneConnection.getConnection()) {
+                tx.setAutoCommit(false);
+                int before = syncs.get();
+                Reservation reservation = inbox.reserveAtStart(tx, "s", key, new byte[] {7});
+                reservations.add(syncs.get() - before);
+                syncs.set(0);
+                inbox.completeAndCommit(tx, reservation, StoredResult.of(201, new byte[] {1}));
+              }
+            });
+    assertThat(reservations.get(reservations.size() - 1)).as("reserveAtStart").isEqualTo(1);
+    assertThat(completions).as("completeAndCommit of a reservation").isEqualTo(1);
+  }
+
+  @Test
   void a_replayed_key_is_answered_in_one_round_trip() throws Exception {
     inbox.execute("s", "done", tx -> StoredResult.of(201, new byte[] {1}));
     int replay =

@@ -54,6 +54,7 @@ final class Claimer {
   private final String configuredInsertUnlessSeen;
   private final String configuredInsertUnlessSeenMany;
   private final String configuredClaim;
+  private final String configuredReserve;
 
   Claimer(Statements sql, InboxSettings settings) {
     this.sql = sql;
@@ -65,6 +66,7 @@ final class Claimer {
     this.configuredInsertUnlessSeen = configuration + "; " + sql.insertUnlessSeen;
     this.configuredInsertUnlessSeenMany = configuration + "; " + sql.insertUnlessSeenMany;
     this.configuredClaim = configuration + "; " + sql.claim;
+    this.configuredReserve = configuration + "; " + sql.reserve;
   }
 
   /**
@@ -191,6 +193,36 @@ final class Claimer {
       settings.listener().leasesTakenOver(scope, takenOver);
     }
     return claims;
+  }
+
+  /**
+   * {@link #configureTransaction} and {@link Statements#reserve} in one round trip, as the first
+   * statement of a fresh transaction. Returns NEW when the key has no row and this transaction took
+   * its advisory lock (nothing is written: the completion inserts the row), IN_PROGRESS when
+   * another reservation holds the lock, the settled answer of a row, or null when the row can be
+   * claimed again (a failed key below maxAttempts, an expired lease): the caller then claims it
+   * with {@link #claim} in this same transaction.
+   */
+  Claim reserveAsFirstStatement(Connection connection, String scope, Request request, Instant now)
+      throws SQLException {
+    try (PreparedStatement ps = connection.prepareStatement(configuredReserve)) {
+      ps.setString(1, sql.reservationLockName(scope, request.key()));
+      ps.setString(2, scope);
+      ps.setString(3, request.key());
+      ps.execute();
+      try (ResultSet rs = currentResultSet(ps)) {
+        if (!rs.next()) {
+          throw new IllegalStateException(
+              "the reservation's read returned no row, which indicates a bug");
+        }
+        if (rs.getString("state") == null) { // no row: the lock decides
+          return rs.getBoolean("reserved")
+              ? newClaim(scope, request.key(), null, 1, 1, null)
+              : lockedElsewhere(scope, request.key());
+        }
+        return classifyRow(scope, request, rs, now);
+      }
+    }
   }
 
   /**

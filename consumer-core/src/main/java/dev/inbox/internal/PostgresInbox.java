@@ -20,6 +20,8 @@ import dev.inbox.LeaseToken;
 import dev.inbox.NewItemsHandler;
 import dev.inbox.RecordState;
 import dev.inbox.ReleaseResult;
+import dev.inbox.Reservation;
+import dev.inbox.ReservationLostException;
 import dev.inbox.StoredResult;
 import dev.inbox.TransactionalHandler;
 import java.sql.Connection;
@@ -294,6 +296,132 @@ public final class PostgresInbox implements Inbox {
   public void recordFailure(Claim claim, String error) {
     requireNew(claim);
     countFailure(claim, null, error);
+  }
+
+  @Override
+  public Reservation reserveAtStart(
+      Connection transaction, String scope, String key, byte[] fingerprint) {
+    InboxKeys.validateScope(scope);
+    InboxKeys.validateKey(key);
+    Claimer.Request request = new Claimer.Request(key, fingerprint);
+    try {
+      requireTransaction(transaction);
+      long start = System.nanoTime();
+      Instant now = now();
+      Claim claim = claimer.reserveAsFirstStatement(transaction, scope, request, now);
+      boolean recordDeferred = claim != null && claim.isNew();
+      if (claim == null) {
+        claim = claimRecordedKey(transaction, scope, request, now);
+      }
+      settings.listener().claimLatency(scope, Claimer.since(start));
+      settings.listener().claimed(scope, claim.outcome(), 1);
+      return new Reservation(claim, fingerprint, now, recordDeferred);
+    } catch (SQLException e) {
+      throw new InboxDatabaseException(
+          scope, key, "reservation at the start of a transaction failed", e);
+    }
+  }
+
+  /**
+   * Claims, in a reservation's transaction, a key whose record can be claimed again; written
+   * COMPLETED as {@link #claimAtStart} does. A lock timeout answers IN_PROGRESS and leaves the
+   * transaction aborted.
+   */
+  private Claim claimRecordedKey(
+      Connection transaction, String scope, Claimer.Request request, Instant now)
+      throws SQLException {
+    try {
+      return claimer
+          .claim(transaction, scope, List.of(request), null, now, RecordState.COMPLETED)
+          .get(request.key());
+    } catch (SQLException e) {
+      if (!SqlStates.isLockTimeout(e)) {
+        throw e;
+      }
+      return claimer.lockedElsewhere(scope, request.key());
+    }
+  }
+
+  @Override
+  public void complete(Connection transaction, Reservation reservation, StoredResult result) {
+    if (!reservation.recordDeferred()) {
+      complete(transaction, reservation.claim(), result);
+      return;
+    }
+    requireNew(reservation.claim());
+    try {
+      insertCompleted(transaction, sql.insertCompleted, reservation, result);
+    } catch (SQLException e) {
+      throw new InboxDatabaseException(
+          reservation.claim().scope(),
+          reservation.claim().key(),
+          "complete of a reservation on the caller's transaction failed",
+          e);
+    }
+  }
+
+  @Override
+  public void completeAndCommit(
+      Connection transaction, Reservation reservation, StoredResult result) {
+    if (!reservation.recordDeferred()) {
+      completeAndCommit(transaction, reservation.claim(), result);
+      return;
+    }
+    requireNew(reservation.claim());
+    try {
+      requireTransaction(transaction);
+      insertCompleted(transaction, sql.insertCompletedAndCommit, reservation, result);
+      // Ends the transaction on the driver's side too; the server has committed already.
+      transaction.commit();
+    } catch (SQLException e) {
+      throw new InboxDatabaseException(
+          reservation.claim().scope(),
+          reservation.claim().key(),
+          "complete and commit of a reservation failed",
+          e);
+    }
+  }
+
+  /**
+   * Inserts a reserved key's record, COMPLETED with its result. A record that another claimant
+   * wrote first (committed: unique violation; still in flight past lockTimeout: lock timeout) means
+   * the reservation is lost, and the error keeps the rest of the round trip, a COMMIT included,
+   * from running.
+   */
+  private void insertCompleted(
+      Connection transaction, String statement, Reservation reservation, StoredResult result)
+      throws SQLException {
+    Claim claim = reservation.claim();
+    Instant now = now();
+    try (PreparedStatement ps = transaction.prepareStatement(statement)) {
+      ps.setString(1, claim.scope());
+      ps.setString(2, claim.key());
+      ps.setBytes(3, reservation.fingerprint());
+      Rows.setResult(transaction, ps, 4, result);
+      ps.setObject(8, Rows.timestamp(reservation.reservedAt()));
+      ps.setObject(9, Rows.timestamp(now));
+      ps.setObject(10, Rows.timestamp(now));
+      ps.execute();
+    } catch (SQLException e) {
+      if (SqlStates.isUniqueViolation(e)) {
+        throw new ReservationLostException(
+            claim.scope(), claim.key(), "another claimant recorded the key first", e);
+      }
+      if (SqlStates.isLockTimeout(e)) {
+        throw new ReservationLostException(
+            claim.scope(),
+            claim.key(),
+            "another claimant's transaction wrote the key and was still open after lockTimeout",
+            e);
+      }
+      throw e;
+    }
+  }
+
+  @Override
+  public void recordFailure(Reservation reservation, String error) {
+    requireNew(reservation.claim());
+    countFailure(reservation.claim(), reservation.fingerprint(), error);
   }
 
   @Override

@@ -89,6 +89,29 @@ final class Statements {
   /** Adds the result to a row the optimistic claim already wrote as COMPLETED; a HOT update. */
   final String storeResult;
 
+  /**
+   * Reserves one key: reads its row as the statement's snapshot sees it and, only where there is
+   * none, tries the key's transaction-level advisory lock ({@code reserved}: true when taken, false
+   * when another transaction holds it, null when there is a row). Writes nothing. Parameters: the
+   * lock's name ({@link #reservationLockName}), then scope and key.
+   */
+  final String reserve;
+
+  /**
+   * The record of a reserved key, inserted whole and COMPLETED with its result. A row that another
+   * claimant committed meanwhile makes it fail with a unique violation. Parameters: scope, key,
+   * fingerprint, the result (four), then created_at, updated_at and completed_at.
+   */
+  final String insertCompleted;
+
+  /**
+   * {@link #insertCompleted} and COMMIT in one round trip: the server skips the COMMIT after an
+   * error, so a lost reservation commits nothing.
+   */
+  final String insertCompletedAndCommit;
+
+  private final String table;
+
   final String completeMany;
   final String failInTransaction;
   final String recordFailure;
@@ -147,6 +170,7 @@ final class Statements {
   }
 
   Statements(String table) {
+    this.table = table;
     claim =
         "INSERT INTO "
             + table
@@ -260,5 +284,28 @@ final class Statements {
             + " WHERE state = 'COMPLETED' AND completed_at < ? ORDER BY completed_at LIMIT ?"
             + " FOR UPDATE SKIP LOCKED)) AND state = 'COMPLETED'";
     oldestInProgress = "SELECT min(created_at) FROM " + table + " WHERE state = 'IN_PROGRESS'";
+    reserve =
+        "SELECT CASE WHEN r.key IS NULL THEN pg_try_advisory_xact_lock(hashtextextended(?, 0))"
+            + " END AS reserved, r.state, r.attempts, r.fingerprint, r.fencing_token,"
+            + " r.locked_until, r.result_status, r.result_headers, r.result_body,"
+            + " r.result_body_sha256 FROM (VALUES (1)) AS v LEFT JOIN "
+            + table
+            + " AS r ON r.scope = ? AND r.key = ?";
+    insertCompleted =
+        "INSERT INTO "
+            + table
+            + " (scope, key, fingerprint, state, attempts, fencing_token, result_status,"
+            + " result_headers, result_body, result_body_sha256, created_at, updated_at,"
+            + " completed_at) VALUES (?, ?, ?, 'COMPLETED', 1, 1, ?, ?, ?, ?, ?, ?, ?)";
+    insertCompletedAndCommit = insertCompleted + "; COMMIT";
+  }
+
+  /**
+   * The text whose 64-bit hash names a key's advisory lock: table, scope and key, joined by the
+   * unit separator. Two keys share a lock only if their texts' hashes collide (or separators inside
+   * them line up), which costs a wait, never a double effect: the row's primary key still decides.
+   */
+  String reservationLockName(String scope, String key) {
+    return table + '\u001f' + scope + '\u001f' + key;
   }
 }
