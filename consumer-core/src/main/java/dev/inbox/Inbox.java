@@ -198,7 +198,8 @@ public interface Inbox extends AutoCloseable {
 
   /**
    * {@link #recordFailure(Claim, String)} for a reservation whose transaction the caller rolled
-   * back; the failed record keeps the request's fingerprint.
+   * back. Like it, the failed record keeps no fingerprint, so that a retry may differ from the
+   * attempt that failed.
    */
   void recordFailure(Reservation reservation, String error);
 

@@ -129,7 +129,7 @@ class ReservationTest extends InboxTestSupport {
       inbox.recordFailure(first, "the handler answered 503");
       InboxRecord failed = inbox.find("s", "k").orElseThrow();
       assertThat(failed.state()).isEqualTo(RecordState.FAILED);
-      assertThat(failed.fingerprint()).isEqualTo(FINGERPRINT);
+      assertThat(failed.attempts()).isEqualTo(1);
 
       Reservation second = reserve(inbox, tx, "k");
       assertThat(second.outcome()).isEqualTo(ClaimOutcome.NEW);
@@ -141,6 +141,9 @@ class ReservationTest extends InboxTestSupport {
     InboxRecord row = inbox.find("s", "k").orElseThrow();
     assertThat(row.state()).isEqualTo(RecordState.COMPLETED);
     assertThat(row.attempts()).isEqualTo(2);
+    assertThat(row.fingerprint())
+        .as("written by the claim that took it over")
+        .isEqualTo(FINGERPRINT);
     assertThat(row.result().status()).isEqualTo(201);
     assertThat(effects("k")).isEqualTo(1);
   }

@@ -421,7 +421,7 @@ public final class PostgresInbox implements Inbox {
   @Override
   public void recordFailure(Reservation reservation, String error) {
     requireNew(reservation.claim());
-    countFailure(reservation.claim(), reservation.fingerprint(), error);
+    recordFailure(reservation.claim(), error);
   }
 
   @Override

@@ -5,6 +5,8 @@ import dev.inbox.Fingerprints;
 import dev.inbox.Inbox;
 import dev.inbox.InboxKeys;
 import dev.inbox.LeaseToken;
+import dev.inbox.Reservation;
+import dev.inbox.ReservationLostException;
 import dev.inbox.StoredResult;
 import dev.inbox.http.micrometer.MicrometerIdempotencyListener;
 import dev.inbox.http.spi.IdempotencyListener;
@@ -57,7 +59,10 @@ import org.slf4j.LoggerFactory;
  *   <li>A first request runs the application. A response whose status is stored (2xx and 4xx by
  *       default) is recorded and, in {@link Mode#TRANSACTIONAL} mode, committed together with the
  *       application's writes; only then is it sent. Any other status, or an exception, rolls the
- *       writes back and records a failure, so that the client's retry runs again.
+ *       writes back and records a failure, so that the client's retry runs again. In transactional
+ *       mode the key's record is written once, with the response, when it commits ({@link
+ *       Inbox#reserveAtStart}); should a message consumer record the same key first, the
+ *       application's writes are rolled back and the request gets that consumer's outcome.
  *   <li>A retry gets the stored status, allow-listed headers and body, with {@code
  *       Idempotent-Replayed: true}. A body over {@link Builder#maxStoredBody} is recorded by its
  *       hash only, and its replay has an empty body and {@code Idempotent-Body-Stored: false}. A
@@ -352,10 +357,9 @@ public final class IdempotencyFilter implements Filter {
       BufferedRequest request, String scope, String key, byte[] fingerprint) {}
 
   /**
-   * Claims until a claim answers or the wait bound passes. In transactional mode an in-flight first
-   * request is invisible (its row is uncommitted), so each claim waits on its row lock for up to
-   * the inbox's {@code lockTimeout}; in leased mode an in-flight request answers at once, and this
-   * loop polls.
+   * Claims until a claim answers or the wait bound passes. An in-flight first request answers
+   * IN_PROGRESS at once (transactional mode: its reservation's lock; leased mode: its lease), and
+   * this loop polls. A reservation lost to another claimant is made again at once, one time.
    */
   private void handle(
       KeyedRequest keyed, HttpServletResponse response, FilterChain chain, Exchange exchange)
@@ -363,13 +367,19 @@ public final class IdempotencyFilter implements Filter {
     // No lookup first: the claim answers a settled key from its own snapshot in the same round
     // trip, with no lock or write, so a separate read would only slow down first requests.
     long deadline = System.nanoTime() + inFlightWait.toNanos();
+    boolean reservedAgainAfterLoss = false;
     while (true) {
-      boolean answered =
+      Attempt attempt =
           mode == Mode.TRANSACTIONAL
               ? inTransaction(keyed, response, chain, exchange)
               : withLease(keyed, response, chain, exchange);
-      if (answered) {
+      if (attempt == Attempt.ANSWERED) {
         return;
+      }
+      if (attempt == Attempt.LOST && !reservedAgainAfterLoss) {
+        // Whoever recorded the key first has most likely committed: its answer is there now.
+        reservedAgainAfterLoss = true;
+        continue;
       }
       if (System.nanoTime() - deadline >= 0) {
         exchange.outcome = RequestOutcome.CONFLICT;
@@ -397,21 +407,41 @@ public final class IdempotencyFilter implements Filter {
     }
   }
 
-  /** Transactional mode: claim, run and complete in one transaction. */
-  private boolean inTransaction(
+  /** What one attempt at a keyed request came to. */
+  private enum Attempt {
+    /** The response is written. */
+    ANSWERED,
+    /** Another request holds the key: wait and try again. */
+    IN_FLIGHT,
+    /**
+     * Another claimant (a consumer, say) recorded the key while this request ran; nothing of this
+     * attempt was committed or sent, and reserving again finds that claimant's answer.
+     */
+    LOST
+  }
+
+  private static Attempt answeredOrInFlight(boolean answered) {
+    return answered ? Attempt.ANSWERED : Attempt.IN_FLIGHT;
+  }
+
+  /**
+   * Transactional mode: reserve, run and complete in one transaction. The reservation writes no row
+   * (a first request's record is written once, with its response), so a concurrent request with the
+   * same key is told IN_FLIGHT at once and polls.
+   */
+  private Attempt inTransaction(
       KeyedRequest keyed, HttpServletResponse response, FilterChain chain, Exchange exchange)
       throws IOException, ServletException {
     try (Connection tx = dataSource.getConnection()) {
       tx.setAutoCommit(false);
       try {
-        // The filter begins this transaction for the claim, so the cheaper claim applies.
-        Claim claim = inbox.claimAtStart(tx, keyed.scope(), keyed.key(), keyed.fingerprint());
-        if (!claim.isNew()) {
+        Reservation reservation =
+            inbox.reserveAtStart(tx, keyed.scope(), keyed.key(), keyed.fingerprint());
+        if (!reservation.isNew()) {
           tx.rollback();
-          return answerExisting(claim, response, exchange);
+          return answeredOrInFlight(answerExisting(reservation.claim(), response, exchange));
         }
-        runInTransaction(tx, claim, keyed, response, chain, exchange);
-        return true;
+        return runInTransaction(tx, reservation, keyed, response, chain, exchange);
       } catch (SQLException | RuntimeException | IOException | ServletException e) {
         rollbackQuietly(tx);
         throw e;
@@ -427,9 +457,9 @@ public final class IdempotencyFilter implements Filter {
     }
   }
 
-  private void runInTransaction(
+  private Attempt runInTransaction(
       Connection tx,
-      Claim claim,
+      Reservation reservation,
       KeyedRequest keyed,
       HttpServletResponse response,
       FilterChain chain,
@@ -442,7 +472,7 @@ public final class IdempotencyFilter implements Filter {
       runChain(request, buffered, chain, exchange);
     } catch (IOException | ServletException | RuntimeException e) {
       rollbackQuietly(tx);
-      release(claim, "the handler threw " + e, exchange);
+      release(reservation, "the handler threw " + e, exchange);
       throw e;
     } finally {
       request.removeAttribute(IdempotentRequests.CONNECTION_ATTRIBUTE);
@@ -450,22 +480,32 @@ public final class IdempotencyFilter implements Filter {
     int status = buffered.getStatus();
     if (!storedStatuses.test(status)) {
       tx.rollback();
-      release(claim, "the handler answered " + status, exchange);
+      release(reservation, "the handler answered " + status, exchange);
       buffered.writeTo(response);
-      return;
+      return Attempt.ANSWERED;
     }
-    inbox.completeAndCommit(tx, claim, stored(buffered));
+    try {
+      inbox.completeAndCommit(tx, reservation, stored(buffered));
+    } catch (ReservationLostException e) {
+      tx.rollback();
+      log.debug(
+          "the request with key {} lost its reservation; reserving again",
+          InboxKeys.describe(keyed.key()),
+          e);
+      return Attempt.LOST;
+    }
     exchange.outcome = RequestOutcome.FRESH;
     buffered.writeTo(response);
+    return Attempt.ANSWERED;
   }
 
   /** Leased mode: the claim commits at once; the result or failure is recorded after the run. */
-  private boolean withLease(
+  private Attempt withLease(
       KeyedRequest keyed, HttpServletResponse response, FilterChain chain, Exchange exchange)
       throws IOException, ServletException {
     Claim claim = inbox.claimLease(keyed.scope(), keyed.key(), keyed.fingerprint());
     if (!claim.isNew()) {
-      return answerExisting(claim, response, exchange);
+      return answeredOrInFlight(answerExisting(claim, response, exchange));
     }
     LeaseToken lease =
         claim
@@ -491,7 +531,7 @@ public final class IdempotencyFilter implements Filter {
       inbox.fail(lease, "the handler answered " + status);
     }
     buffered.writeTo(response);
-    return true;
+    return Attempt.ANSWERED;
   }
 
   private static void runChain(
@@ -591,10 +631,11 @@ public final class IdempotencyFilter implements Filter {
   }
 
   /** Records the failure after the rollback, so that the client's retry runs the handler again. */
-  private void release(Claim claim, String reason, Exchange exchange) {
+  private void release(Reservation reservation, String reason, Exchange exchange) {
     exchange.outcome = RequestOutcome.RELEASED;
+    Claim claim = reservation.claim();
     try {
-      inbox.recordFailure(claim, reason);
+      inbox.recordFailure(reservation, reason);
     } catch (RuntimeException e) {
       // The claim was rolled back, so the key is free anyway; only the attempt count is lost.
       log.warn(

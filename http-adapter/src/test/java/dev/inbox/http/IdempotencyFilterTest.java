@@ -3,6 +3,7 @@ package dev.inbox.http;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.inbox.Execution;
 import dev.inbox.Inbox;
 import dev.inbox.InboxRecord;
 import dev.inbox.InboxSettings;
@@ -355,6 +356,35 @@ class IdempotencyFilterTest {
   }
 
   @Test
+  void a_consumer_that_records_the_key_while_the_first_request_runs_wins_and_is_replayed()
+      throws Exception {
+    CompletableFuture<HttpResponse<String>> first =
+        client.sendAsync(
+            request("/payments?sleepMs=1000", "key-a", "50")
+                .header("Idempotency-Key", "pay-R")
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+    await("the request is inside its handler, its write made", () -> server.runs.get() == 1);
+    // The request holds the key by a lock that a consumer's claim does not look at.
+    Execution consumed =
+        inbox.execute(
+            "tenant-a",
+            "pay-R",
+            tx -> {
+              effects.apply(tx, "pay-R", 50);
+              return null;
+            });
+    assertThat(consumed.executed()).isTrue();
+
+    HttpResponse<String> http = first.get(10, TimeUnit.SECONDS);
+    assertThat(http.statusCode()).isEqualTo(200);
+    assertThat(replayed(http)).isTrue();
+    assertThat(http.body()).contains("\"status\":\"already-processed\"");
+    assertThat(server.runs).as("the request's handler is not run again").hasValue(1);
+    assertThat(effects.count()).as("only the consumer's effect").isEqualTo(1);
+  }
+
+  @Test
   void the_fallback_for_a_key_without_a_stored_response_is_configurable() throws Exception {
     inbox.execute("tenant-a", "pay-L", tx -> null);
     try (TestServer custom =
@@ -390,7 +420,7 @@ class IdempotencyFilterTest {
 
   @Test
   void a_retry_past_the_wait_bound_gets_409_with_retry_after() throws Exception {
-    // In transactional mode the retry first waits on the row lock, up to the inbox's lockTimeout.
+    // The retry polls the first request's reservation until the wait bound.
     try (Inbox impatientInbox = inbox(Duration.ofMillis(200));
         TestServer impatient =
             new TestServer(
