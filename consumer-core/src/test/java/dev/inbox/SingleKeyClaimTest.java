@@ -36,6 +36,9 @@ class SingleKeyClaimTest extends InboxTestSupport {
           assertThat(inbox.claim(connection, "s", "warm-caller-" + i, null).isNew()).isTrue();
           assertThat(inbox.claim(connection, "s", "warm-" + i, null).isNew()).isFalse();
           connection.commit();
+          Reservation reserved = inbox.reserveAtStart(connection, "s", "warm-reserved-" + i, null);
+          assertThat(reserved.isNew()).isTrue();
+          inbox.completeAndCommit(connection, reserved, null);
         }
         execute(
             connection,
@@ -53,6 +56,15 @@ class SingleKeyClaimTest extends InboxTestSupport {
 
         Claim duplicate = inbox.claimAtStart(connection, "s", "filled-123456", null);
         assertThat(duplicate.outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
+        assertThat(sequentialScansOfInboxInThisTransaction(connection)).isZero();
+        connection.rollback();
+
+        // A reservation's read, for a new key and for a settled one.
+        assertThat(inbox.reserveAtStart(connection, "s", "reserved-key", null).isNew()).isTrue();
+        assertThat(sequentialScansOfInboxInThisTransaction(connection)).isZero();
+        connection.rollback();
+        assertThat(inbox.reserveAtStart(connection, "s", "filled-4242", null).outcome())
+            .isEqualTo(ClaimOutcome.DUPLICATE);
         assertThat(sequentialScansOfInboxInThisTransaction(connection)).isZero();
         connection.rollback();
 
@@ -86,6 +98,11 @@ class SingleKeyClaimTest extends InboxTestSupport {
       // Seen from another connection while the duplicate's transaction is still open: a lock
       // would have put its transaction id in xmax, a write would have made a new version.
       assertThat(queryString(version)).isEqualTo(before);
+      tx.rollback();
+
+      assertThat(inbox.reserveAtStart(tx, "s", "k", null).outcome())
+          .isEqualTo(ClaimOutcome.DUPLICATE);
+      assertThat(queryString(version)).as("nor does a reservation of it").isEqualTo(before);
       tx.rollback();
     }
   }

@@ -48,8 +48,7 @@ final class HttpServerCommand implements Callable<Integer> {
       defaultValue = "5000",
       description =
           "How long a retry waits for the first request with its key before it gets 409; the"
-              + " inbox's lock wait and the filter's in-flight wait each get this (default:"
-              + " ${DEFAULT-VALUE}).")
+              + " inbox's lock timeout gets it too (default: ${DEFAULT-VALUE}).")
   long inFlightWaitMs;
 
   @Option(

@@ -52,8 +52,8 @@ final class PaymentsApi implements AutoCloseable {
   }
 
   /**
-   * @param inFlightWait how long a retry waits for the first request with its key, on top of the
-   *     inbox's lock timeout, before it gets 409
+   * @param inFlightWait how long a retry polls for the first request with its key before it gets
+   *     409
    * @param paymentDelay how long each new payment holds its transaction open, so that a concurrent
    *     retry can be watched getting 409
    */

@@ -808,9 +808,10 @@ public final class IdempotencyFilter implements Filter {
     }
 
     /**
-     * How long a retry waits for the first request with its key before it gets 409. Defaults to 5
-     * seconds. In transactional mode each claim also waits on the first request's row lock for up
-     * to the inbox's {@code lockTimeout}, so a retry may wait up to the sum of the two.
+     * How long a retry waits for the first request with its key before it gets 409, polling every
+     * 50 ms. Defaults to 5 seconds. Where the key's earlier attempt failed, and two requests claim
+     * its record again at once, the second also waits on the first's row lock, for up to the
+     * inbox's {@code lockTimeout} per claim.
      */
     public Builder inFlightWait(Duration wait) {
       Objects.requireNonNull(wait, "inFlightWait must not be null");
