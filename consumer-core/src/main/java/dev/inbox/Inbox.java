@@ -166,6 +166,11 @@ public interface Inbox extends AutoCloseable {
    *       then answers with that claim's outcome.
    * </ul>
    *
+   * <p>The lock is {@code pg_try_advisory_xact_lock} on a 64-bit hash of the table, scope and key,
+   * in the database's one space of advisory locks (PostgreSQL 11 or later, for {@code
+   * hashtextextended}); an application's own advisory lock on the same number would only make a
+   * reservation answer {@code IN_PROGRESS} while it is held.
+   *
    * <p>A key whose record can be claimed again (a failed attempt below {@code maxAttempts}, an
    * expired lease) is claimed in the same transaction as {@link #claimAtStart} would, and the
    * reservation says {@code recordDeferred} false. Either way, commit only through {@link

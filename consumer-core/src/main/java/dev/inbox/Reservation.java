@@ -4,7 +4,8 @@ import java.time.Instant;
 
 /**
  * The answer to {@link Inbox#reserveAtStart}: its claim, and what the completion needs to write the
- * key's record then.
+ * key's record then. Complete or fail it through the methods that take a {@code Reservation}; those
+ * that take its {@link #claim()} would find no record to complete while it is deferred.
  *
  * @param claim what the reservation found; on {@code NEW} this transaction holds the key
  * @param fingerprint the request's fingerprint, written with the record (null: none)
