@@ -12,6 +12,7 @@ import dev.inbox.ItemStatus;
 import dev.inbox.NewItemsHandler;
 import dev.inbox.RecordState;
 import dev.inbox.StoredResult;
+import dev.inbox.TransientFailures;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
@@ -229,7 +230,7 @@ final class BatchExecution<T> {
   /** Counts a handler's failure, and throws it on when it is not the items' fault. */
   private void handlerFailed(Exception e, long handlerStart) throws SQLException {
     settings.listener().handled(scope, false, Claimer.since(handlerStart));
-    if (SqlStates.isConnectionFailure(e) || SqlStates.isRetryableCause(e)) {
+    if (TransientFailures.isTransient(e)) {
       // Not the item's fault: the whole batch goes back to be run again or to the caller.
       throw asSqlException(e);
     }

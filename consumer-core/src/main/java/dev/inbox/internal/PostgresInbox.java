@@ -24,6 +24,7 @@ import dev.inbox.Reservation;
 import dev.inbox.ReservationLostException;
 import dev.inbox.StoredResult;
 import dev.inbox.TransactionalHandler;
+import dev.inbox.TransientFailures;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -103,14 +104,14 @@ public final class PostgresInbox implements Inbox {
       } catch (Exception e) {
         settings.listener().handled(scope, false, Claimer.since(handlerStart));
         Transactions.rollbackQuietly(connection, e);
-        if (SqlStates.isConnectionFailure(e)) {
+        if (TransientFailures.isConnectionFailure(e)) {
           throw new InboxDatabaseException(
               scope,
               key,
               "database connection failed while the handler ran; nothing was committed",
               BatchExecution.asSqlException(e));
         }
-        if (SqlStates.isRetryableCause(e)) {
+        if (TransientFailures.isRetryableCause(e)) {
           throw new InboxDatabaseException(
               scope,
               key,
@@ -185,7 +186,7 @@ public final class PostgresInbox implements Inbox {
                 dataSource, claimer, sql, settings, scope, items, policy, handler, atOnce)
             .run();
       } catch (SQLException e) {
-        if (SqlStates.isRetryable(e) && retry < MAX_BATCH_RETRIES) {
+        if (TransientFailures.isRetryable(e) && retry < MAX_BATCH_RETRIES) {
           log.debug("batch in scope '{}' hit {}; running it again", scope, e.getSQLState());
           continue;
         }

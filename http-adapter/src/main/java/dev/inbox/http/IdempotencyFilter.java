@@ -8,6 +8,7 @@ import dev.inbox.LeaseToken;
 import dev.inbox.Reservation;
 import dev.inbox.ReservationLostException;
 import dev.inbox.StoredResult;
+import dev.inbox.TransientFailures;
 import dev.inbox.http.micrometer.MicrometerIdempotencyListener;
 import dev.inbox.http.spi.IdempotencyListener;
 import dev.inbox.http.spi.RequestOutcome;
@@ -59,8 +60,9 @@ import org.slf4j.LoggerFactory;
  *   <li>A first request runs the application. A response whose status is stored (2xx and 4xx by
  *       default) is recorded and, in {@link Mode#TRANSACTIONAL} mode, committed together with the
  *       application's writes; only then is it sent. Any other status, or an exception, rolls the
- *       writes back and records a failure, so that the client's retry runs again. In transactional
- *       mode the key's record is written once, with the response, when it commits ({@link
+ *       writes back and records a failure, so that the client's retry runs again (a deadlock,
+ *       serialization failure or lost connection is not counted as one). In transactional mode the
+ *       key's record is written once, with the response, when it commits ({@link
  *       Inbox#reserveAtStart}); should a message consumer record the same key first, the
  *       application's writes are rolled back and the request gets that consumer's outcome.
  *   <li>A retry gets the stored status, allow-listed headers and body, with {@code
@@ -472,7 +474,13 @@ public final class IdempotencyFilter implements Filter {
       runChain(request, buffered, chain, exchange);
     } catch (IOException | ServletException | RuntimeException e) {
       rollbackQuietly(tx);
-      release(reservation, "the handler threw " + e, exchange);
+      if (TransientFailures.isTransient(e)) {
+        // A deadlock, serialization failure or lost connection says nothing about the request:
+        // the key stays as it was, and the attempt is not counted towards maxAttempts.
+        exchange.outcome = RequestOutcome.RELEASED;
+      } else {
+        release(reservation, "the handler threw " + e, exchange);
+      }
       throw e;
     } finally {
       request.removeAttribute(IdempotentRequests.CONNECTION_ATTRIBUTE);

@@ -294,6 +294,26 @@ class IdempotencyFilterTest {
   }
 
   @Test
+  void a_serialization_failure_in_the_handler_is_not_counted_as_a_failed_attempt()
+      throws Exception {
+    for (int i = 0; i < 3; i++) {
+      HttpResponse<String> failed = post("/payments?fail=serialization", "key-a", "sf1", "7");
+      assertThat(failed.statusCode()).isEqualTo(500);
+    }
+    assertThat(effects.count()).as("every write was rolled back").isZero();
+    assertThat(inbox.find("tenant-a", "sf1")).as("no attempt was counted").isEmpty();
+
+    // The same contrast with a handler that throws for a reason of its own: that one is counted.
+    assertThat(post("/payments?fail=throw", "key-a", "sf2", "7").statusCode()).isEqualTo(500);
+    assertThat(inbox.find("tenant-a", "sf2").map(InboxRecord::attempts)).contains(1);
+
+    HttpResponse<String> retry = post("/payments", "key-a", "sf1", "7");
+    assertThat(retry.statusCode()).isEqualTo(201);
+    assertThat(replayed(retry)).isFalse();
+    assertThat(effects.count()).isEqualTo(1);
+  }
+
+  @Test
   void the_handler_can_neither_commit_nor_close_the_inbox_transaction() throws Exception {
     assertThat(post("/payments?fail=commit", "key-a", "c1", "4").statusCode()).isEqualTo(500);
     assertThat(effects.count()).as("the handler's own commit was refused").isZero();

@@ -10,6 +10,7 @@ import java.io.IOException;
 import java.io.PrintWriter;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.EnumSet;
 import java.util.Map;
@@ -31,6 +32,8 @@ import org.eclipse.jetty.server.Server;
  *   <li>{@code ?fail=500}, or the header {@code X-Fail: 500} (not in the fingerprint, so that a
  *       retry is the same request): writes, then answers 500
  *   <li>{@code ?fail=throw}: writes, then throws
+ *   <li>{@code ?fail=serialization}: writes, then PostgreSQL raises a serialization failure (40001)
+ *       in the inbox transaction, which the servlet throws on
  *   <li>{@code ?fail=commit}: writes, then tries to commit the inbox transaction itself
  *   <li>{@code ?reject=N}: writes nothing and answers N (a client error)
  *   <li>{@code ?big=N}: answers a body of N bytes
@@ -129,6 +132,15 @@ final class TestServer implements AutoCloseable {
       }
       if ("throw".equals(fail)) {
         throw new IllegalStateException("the handler broke after its write");
+      }
+      if ("serialization".equals(fail)) {
+        try (Statement statement = IdempotentRequests.connection(request).createStatement()) {
+          statement.execute(
+              "DO $$ BEGIN RAISE EXCEPTION 'a concurrent update won'"
+                  + " USING ERRCODE = 'serialization_failure'; END $$");
+        } catch (SQLException e) {
+          throw new IOException(e);
+        }
       }
       if ("commit".equals(fail)) {
         try {

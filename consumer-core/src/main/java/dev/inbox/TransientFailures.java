@@ -1,0 +1,51 @@
+package dev.inbox;
+
+import java.sql.SQLException;
+
+/**
+ * Tells the failures that say nothing about a message or request from those that do. A deadlock, a
+ * serialization failure or a lost connection only means that the transaction must run again; an
+ * adapter rolls it back and does not count it as a failed attempt, so that a valid message never
+ * reaches {@code GAVE_UP} through them.
+ */
+public final class TransientFailures {
+  private TransientFailures() {}
+
+  /**
+   * True when the throwable, or a cause of it, is an {@link SQLException} whose SQLState is a
+   * serialization failure (40001), a deadlock (40P01), a connection failure (class 08) or a server
+   * going away (57P0x: terminated, shutting down).
+   */
+  public static boolean isTransient(Throwable t) {
+    return isConnectionFailure(t) || isRetryableCause(t);
+  }
+
+  /** True when the throwable, or a cause of it, says the connection or the server went away. */
+  public static boolean isConnectionFailure(Throwable t) {
+    for (Throwable c = t; c != null; c = c.getCause()) {
+      if (c instanceof SQLException sql && sql.getSQLState() != null) {
+        String state = sql.getSQLState();
+        if (state.startsWith("08") || state.startsWith("57P")) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  /** True when the throwable, or a cause of it, is a serialization failure or deadlock. */
+  public static boolean isRetryableCause(Throwable t) {
+    for (Throwable c = t; c != null; c = c.getCause()) {
+      if (c instanceof SQLException sql && isRetryable(sql)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** A serialization failure or deadlock: the whole transaction may simply be run again. */
+  public static boolean isRetryable(SQLException e) {
+    String state = e.getSQLState();
+    return "40001".equals(state) || "40P01".equals(state);
+  }
+}
