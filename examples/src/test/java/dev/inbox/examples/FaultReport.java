@@ -19,6 +19,7 @@ final class FaultReport {
       PaymentPlan kafka,
       PaymentPlan rabbit,
       PaymentPlan http,
+      Set<String> httpAlsoOverKafka,
       Set<String> kafkaPoison,
       Set<String> rabbitPoison,
       int faultsScheduled,
@@ -42,6 +43,8 @@ final class FaultReport {
   final List<Check> checks = new ArrayList<>();
   final List<String> faultsInjected;
   final long httpRequests;
+  int httpKeysAlsoOverKafka;
+  int httpKeysAppliedByKafka;
 
   /** Children that exited on their own and were restarted; not a failure, but worth reading. */
   final List<String> selfExits;
@@ -56,6 +59,17 @@ final class FaultReport {
       throws SQLException {
     FaultReport report = new FaultReport(observed);
     Map<String, Map<String, Long>> rowsByChannel = paymentRows(dataSource);
+    // An HTTP key also sent over Kafka counts as the HTTP channel's, whichever channel applied it.
+    Map<String, Long> kafkaRows = rowsByChannel.computeIfAbsent("kafka", c -> new HashMap<>());
+    Map<String, Long> httpRows = rowsByChannel.computeIfAbsent("http", c -> new HashMap<>());
+    for (String key : expected.httpAlsoOverKafka()) {
+      Long rows = kafkaRows.remove(key);
+      if (rows != null) {
+        httpRows.merge(key, rows, Long::sum);
+        report.httpKeysAppliedByKafka++;
+      }
+    }
+    report.httpKeysAlsoOverKafka = expected.httpAlsoOverKafka().size();
     report.channel("kafka", expected.kafka(), rowsByChannel);
     report.channel("rabbit", expected.rabbit(), rowsByChannel);
     report.channel("http", expected.http(), rowsByChannel);

@@ -27,6 +27,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -69,6 +70,17 @@ final class FaultRun {
     PaymentPlan rabbit =
         PaymentPlan.generate("rabbit", plan.paymentsPerBroker(), plan.duplicateRate(), seed + 2);
     PaymentPlan http = PaymentPlan.generate("http", plan.httpKeys(), 0, seed + 3);
+    // Every fifth HTTP payment also goes over Kafka, in the same scope: the Kafka consumer's claim
+    // races the HTTP request's reservation for those keys, and either may win. They are the first
+    // Kafka sends, consumed in the first seconds, while the HTTP clients send each key for the
+    // first time.
+    List<Payment> httpAlsoOverKafka = new ArrayList<>();
+    List<Payment> httpPayments = List.copyOf(http.distinct().values());
+    for (int i = 0; i < httpPayments.size(); i += 5) {
+      httpAlsoOverKafka.add(httpPayments.get(i));
+    }
+    List<Payment> kafkaSends = new ArrayList<>(httpAlsoOverKafka);
+    kafkaSends.addAll(kafka.sends());
     long expectedEffects =
         kafka.distinct().size() + rabbit.distinct().size() + http.distinct().size();
     boolean restartPostgres = plan.postgresRestarts() > 0;
@@ -112,13 +124,13 @@ final class FaultRun {
           ExampleProcess.start(
               "http-server",
               List.of("--port", Integer.toString(httpPort), "--jdbc-url", db.jdbcUrl));
-      Future<?> kafkaSent = senders.submit(() -> sendKafka(bootstrap, kafka.sends()));
+      Future<?> kafkaSent = senders.submit(() -> sendKafka(bootstrap, kafkaSends));
       Future<?> rabbitSent = senders.submit(() -> sendRabbit(amqpUri, rabbit.sends()));
       HttpUnderFire clients =
           new HttpUnderFire(
               "http://127.0.0.1:" + httpPort,
               "demo-key",
-              List.copyOf(http.distinct().values()),
+              httpPayments,
               plan.httpClients(),
               seed + 4);
       awaitHttpServer(httpPort);
@@ -199,7 +211,14 @@ final class FaultRun {
       return FaultReport.collect(
           dataSource,
           new FaultReport.Expected(
-              kafka, rabbit, http, kafkaPoison, rabbitPoison, scheduled, plan.faults()),
+              kafka,
+              rabbit,
+              http,
+              httpAlsoOverKafka.stream().map(Payment::paymentId).collect(Collectors.toSet()),
+              kafkaPoison,
+              rabbitPoison,
+              scheduled,
+              plan.faults()),
           new FaultReport.Observed(
               deadLetteredKafka,
               deadLetteredRabbit,

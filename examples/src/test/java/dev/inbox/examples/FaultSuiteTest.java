@@ -34,12 +34,15 @@ class FaultSuiteTest {
     long start = System.nanoTime();
     FaultReport report = new FaultRun(plan, seed).run();
     System.out.printf(
-        "fault suite (%s), seed %d, %.0f s, %d HTTP requests; faults injected:%n  %s%n"
+        "fault suite (%s), seed %d, %.0f s, %d HTTP requests; %d HTTP keys also sent over Kafka,"
+            + " %d of them applied by the Kafka consumer first; faults injected:%n  %s%n"
             + "children that exited on their own and were restarted: %s%n%s",
         name,
         seed,
         (System.nanoTime() - start) / 1e9,
         report.httpRequests,
+        report.httpKeysAlsoOverKafka,
+        report.httpKeysAppliedByKafka,
         String.join("\n  ", report.faultsInjected),
         report.selfExits.isEmpty() ? "none" : "\n  " + String.join("\n  ", report.selfExits),
         report.table());

@@ -80,7 +80,10 @@ final class HttpUnderFire {
     return null;
   }
 
-  /** Retries through 409s, 5xx and a dead server; any other answer fails the run. */
+  /**
+   * Retries through 409s, 5xx and a dead server. A 201, or the filter's 200 replay for a key that
+   * the Kafka consumer applied first, is the answer; any other fails the run.
+   */
   private String sendUntilAnswered(HttpClient http, Payment payment, Random random)
       throws Exception {
     HttpRequest request =
@@ -96,7 +99,9 @@ final class HttpUnderFire {
       requests.incrementAndGet();
       try {
         HttpResponse<String> response = http.send(request, HttpResponse.BodyHandlers.ofString());
-        if (response.statusCode() == 201) {
+        boolean replayed =
+            response.headers().firstValue("Idempotent-Replayed").orElse("").equals("true");
+        if (response.statusCode() == 201 || (response.statusCode() == 200 && replayed)) {
           return response.body();
         }
         if (response.statusCode() != 409 && response.statusCode() < 500) {
