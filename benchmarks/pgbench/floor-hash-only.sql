@@ -1,0 +1,3 @@
+-- floor-keys-only.sql with each key recorded as a 64-bit hash under a bigint primary key: less than any inbox
+-- may store (two keys with one hash would make the second a duplicate), shown as the cost of the index alone.
+WITH p AS (SELECT gen_random_uuid()::text AS id, (random() * 999)::int AS account, 100::bigint AS amount FROM generate_series(1, 80)), recorded AS (INSERT INTO floortest.hash_only SELECT hashtextextended(id, 0) FROM p), inserted AS (INSERT INTO floortest.payments SELECT id, account, amount FROM p) UPDATE floortest.accounts a SET balance_cents = a.balance_cents + d.total FROM (SELECT account, sum(amount)::bigint AS total FROM p GROUP BY account) d WHERE a.id = d.account;

@@ -1,0 +1,3 @@
+-- One batch of the core scenario's set-based nodedup: 80 new payments (a batch of 100 less its 20 re-sends)
+-- inserted and credited in one statement, which pgbench commits on its own. The yardstick for floor-*.sql.
+WITH p AS (SELECT gen_random_uuid()::text AS id, (random() * 999)::int AS account, 100::bigint AS amount FROM generate_series(1, 80)), inserted AS (INSERT INTO floortest.payments SELECT id, account, amount FROM p) UPDATE floortest.accounts a SET balance_cents = a.balance_cents + d.total FROM (SELECT account, sum(amount)::bigint AS total FROM p GROUP BY account) d WHERE a.id = d.account;
