@@ -56,12 +56,22 @@ public interface Inbox extends AutoCloseable {
    * lockTimeout}, then sees {@code DUPLICATE} (the first committed) or {@code NEW} (the first
    * rolled back), or {@code IN_PROGRESS} after the bound.
    *
+   * <p>The handler runs in that transaction as the inbox set it up: READ COMMITTED (the claim needs
+   * to see rows committed by the transactions it waited for), whatever isolation the pool's
+   * connections default to, and with {@code lock_timeout} set to {@code lockTimeout}, so that every
+   * lock wait of the handler is bounded too. A handler that needs another isolation level should
+   * bring its own transaction ({@link #claim(Connection, String, String, byte[])}). The same holds
+   * for the batch methods.
+   *
    * @param fingerprint the SHA-256 of the request, or null to skip the mismatch check
    * @throws InvalidKeyException when the scope or key breaks a rule; nothing is written
    * @throws HandlerFailedException when the handler throws; its writes are rolled back and the
    *     attempt is counted in a short transaction of its own
    * @throws InboxDatabaseException when PostgreSQL fails; if it failed during commit, the outcome
-   *     is unknown and a retry is safe
+   *     is unknown and a retry is safe. Also when the handler hit a failure that says nothing about
+   *     the message ({@link TransientFailures}: a deadlock, serialization failure, lock wait past
+   *     {@code lockTimeout} or lost connection): its writes are rolled back and the attempt is not
+   *     counted
    */
   Execution execute(String scope, String key, byte[] fingerprint, TransactionalHandler handler);
 
@@ -164,6 +174,11 @@ public interface Inbox extends AutoCloseable {
    *       #claimAtStart}) does not see the lock. If one of them records the key first, the
    *       completion throws {@link ReservationLostException} and commits nothing; reserving again
    *       then answers with that claim's outcome.
+   *   <li>The read and the lock happen in one statement, so the read sees the table as it was when
+   *       the statement began. A reservation that begins just as another one of the key commits can
+   *       find no record and still get the lock, which the committing one has just released: it
+   *       answers {@code NEW}, and its completion then throws {@link ReservationLostException} as
+   *       above. Nothing takes effect twice; only the second handler's work is rolled back.
    * </ul>
    *
    * <p>The lock is {@code pg_try_advisory_xact_lock} on a 64-bit hash of the table, scope and key,

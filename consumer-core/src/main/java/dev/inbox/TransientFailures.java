@@ -4,20 +4,36 @@ import java.sql.SQLException;
 
 /**
  * Tells the failures that say nothing about a message or request from those that do. A deadlock, a
- * serialization failure or a lost connection only means that the transaction must run again; an
- * adapter rolls it back and does not count it as a failed attempt, so that a valid message never
- * reaches {@code GAVE_UP} through them.
+ * serialization failure, a lock wait past {@code lockTimeout} or a lost connection only means that
+ * the transaction must run again; an adapter rolls it back and does not count it as a failed
+ * attempt, so that a valid message never reaches {@code GAVE_UP} through them.
  */
 public final class TransientFailures {
   private TransientFailures() {}
 
   /**
    * True when the throwable, or a cause of it, is an {@link SQLException} whose SQLState is a
-   * serialization failure (40001), a deadlock (40P01), a connection failure (class 08) or a server
-   * going away (57P0x: terminated, shutting down).
+   * serialization failure (40001), a deadlock (40P01), a lock wait past the lock timeout (55P03), a
+   * connection failure (class 08) or a server going away (57P0x: terminated, shutting down).
    */
   public static boolean isTransient(Throwable t) {
-    return isConnectionFailure(t) || isRetryableCause(t);
+    return isConnectionFailure(t) || isRetryableCause(t) || isLockTimeout(t);
+  }
+
+  /**
+   * True when the throwable, or a cause of it, is a lock wait that outlasted {@code lock_timeout}
+   * (55P03). The inbox's own transactions bound every lock wait by its {@code lockTimeout}, the
+   * handler's included, so a handler that queues behind a long transaction on a business row gets
+   * this: contention, not a fault of the message. Unlike a deadlock it is not worth running again
+   * at once, since the other transaction may still hold the lock.
+   */
+  public static boolean isLockTimeout(Throwable t) {
+    for (Throwable c = t; c != null; c = c.getCause()) {
+      if (c instanceof SQLException sql && "55P03".equals(sql.getSQLState())) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** True when the throwable, or a cause of it, says the connection or the server went away. */

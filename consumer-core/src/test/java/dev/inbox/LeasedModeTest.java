@@ -3,6 +3,8 @@ package dev.inbox;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.zaxxer.hikari.HikariDataSource;
+import dev.inbox.testing.TestDataSources;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -130,5 +132,40 @@ class LeasedModeTest extends InboxTestSupport {
     assertThatThrownBy(() -> inbox.complete(leased.leaseToken(), null))
         .isInstanceOf(LeaseLostException.class);
     assertThat(effects("k")).isEqualTo(1);
+  }
+
+  @Test
+  void lease_writes_commit_on_a_pool_that_hands_out_connections_with_auto_commit_off() {
+    try (HikariDataSource manualCommit = TestDataSources.pool(4, false)) {
+      Inbox inbox =
+          Inbox.builder()
+              .dataSource(manualCommit)
+              .settings(settings().build())
+              .migrate(true)
+              .build();
+      try {
+        Claim done = inbox.claimLease("mail", "done", null);
+        inbox.complete(done.leaseToken(), StoredResult.of(250, new byte[0]));
+        assertThat(inbox.find("mail", "done").orElseThrow().state())
+            .isEqualTo(RecordState.COMPLETED);
+
+        Claim renewed = inbox.claimLease("mail", "renewed", null);
+        clock.advance(Duration.ofSeconds(10));
+        LeaseToken longer = inbox.renew(renewed.leaseToken());
+        assertThat(inbox.find("mail", "renewed").orElseThrow().lockedUntil())
+            .isEqualTo(longer.lockedUntil());
+
+        Claim failed = inbox.claimLease("mail", "failed", null);
+        inbox.fail(failed.leaseToken(), "smtp server said no");
+        InboxRecord failedRecord = inbox.find("mail", "failed").orElseThrow();
+        assertThat(failedRecord.state()).isEqualTo(RecordState.FAILED);
+        assertThat(failedRecord.attempts()).isEqualTo(1);
+
+        assertThat(inbox.release("mail", "failed")).isEqualTo(ReleaseResult.RELEASED);
+        assertThat(inbox.find("mail", "failed").orElseThrow().attempts()).isZero();
+      } finally {
+        inbox.close();
+      }
+    }
   }
 }

@@ -312,4 +312,32 @@ class TransactionalModeTest extends InboxTestSupport {
     assertThat(replay.bodyStored()).isFalse();
     assertThat(replay.bodySha256()).isEqualTo(Fingerprints.sha256("big"));
   }
+
+  @Test
+  void a_handler_that_throws_an_error_commits_neither_its_writes_nor_its_key() throws Exception {
+    Inbox inbox = inbox();
+    assertThatThrownBy(
+            () ->
+                inbox.execute(
+                    "s",
+                    "half-done",
+                    tx -> {
+                      effect(tx, "s", "half-done", 100);
+                      throw new AssertionError("a bug in the handler, past every catch");
+                    }))
+        .isInstanceOf(AssertionError.class);
+    assertThat(effects("half-done")).as("the handler's partial write").isZero();
+    assertThat(inbox.find("s", "half-done")).as("the key's record").isEmpty();
+
+    Execution retry =
+        inbox.execute(
+            "s",
+            "half-done",
+            tx -> {
+              effect(tx, "s", "half-done", 100);
+              return null;
+            });
+    assertThat(retry.outcome()).isEqualTo(ClaimOutcome.NEW);
+    assertThat(effects("half-done")).isEqualTo(1);
+  }
 }

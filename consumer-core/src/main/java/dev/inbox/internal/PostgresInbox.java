@@ -102,13 +102,23 @@ public final class PostgresInbox implements Inbox {
         result = handler.handle(connection);
         settings.listener().handled(scope, true, Claimer.since(handlerStart));
       } catch (Exception e) {
-        settings.listener().handled(scope, false, Claimer.since(handlerStart));
         Transactions.rollbackQuietly(connection, e);
+        settings.listener().handled(scope, false, Claimer.since(handlerStart));
         if (TransientFailures.isConnectionFailure(e)) {
           throw new InboxDatabaseException(
               scope,
               key,
               "database connection failed while the handler ran; nothing was committed",
+              BatchExecution.asSqlException(e));
+        }
+        if (TransientFailures.isLockTimeout(e)) {
+          throw new InboxDatabaseException(
+              scope,
+              key,
+              "the handler waited longer than lockTimeout ("
+                  + settings.lockTimeout().toMillis()
+                  + " ms) for a lock held by another transaction; nothing was committed and the"
+                  + " attempt is not counted, so run it again later",
               BatchExecution.asSqlException(e));
         }
         if (TransientFailures.isRetryableCause(e)) {
@@ -459,7 +469,7 @@ public final class PostgresInbox implements Inbox {
   @Override
   public void complete(LeaseToken lease, StoredResult result) {
     Objects.requireNonNull(lease, "lease");
-    try (Connection connection = dataSource.getConnection();
+    try (Connection connection = Transactions.autoCommitted(dataSource);
         PreparedStatement ps = connection.prepareStatement(sql.complete)) {
       bindCompletion(
           connection, ps, lease.scope(), lease.key(), lease.fencingToken(), result, now());
@@ -474,7 +484,7 @@ public final class PostgresInbox implements Inbox {
   @Override
   public void fail(LeaseToken lease, String error) {
     Objects.requireNonNull(lease, "lease");
-    try (Connection connection = dataSource.getConnection();
+    try (Connection connection = Transactions.autoCommitted(dataSource);
         PreparedStatement ps = connection.prepareStatement(sql.failLease)) {
       ps.setString(1, error);
       ps.setObject(2, Rows.timestamp(now()));
@@ -494,7 +504,7 @@ public final class PostgresInbox implements Inbox {
     Objects.requireNonNull(lease, "lease");
     Instant now = now();
     Instant lockedUntil = now.plus(settings.leaseDuration());
-    try (Connection connection = dataSource.getConnection();
+    try (Connection connection = Transactions.autoCommitted(dataSource);
         PreparedStatement ps = connection.prepareStatement(sql.renewLease)) {
       ps.setObject(1, Rows.timestamp(lockedUntil));
       ps.setObject(2, Rows.timestamp(now));
@@ -538,7 +548,7 @@ public final class PostgresInbox implements Inbox {
   public ReleaseResult release(String scope, String key) {
     InboxKeys.validateScope(scope);
     InboxKeys.validateKey(key);
-    try (Connection connection = dataSource.getConnection();
+    try (Connection connection = Transactions.autoCommitted(dataSource);
         PreparedStatement ps = connection.prepareStatement(sql.release)) {
       ps.setObject(1, Rows.timestamp(now()));
       ps.setString(2, scope);
@@ -560,11 +570,8 @@ public final class PostgresInbox implements Inbox {
     long start = System.nanoTime();
     Instant cutoff = now().minus(settings.retention());
     long total = 0;
-    try (Connection connection = dataSource.getConnection();
+    try (Connection connection = Transactions.autoCommitted(dataSource);
         PreparedStatement ps = connection.prepareStatement(sql.purge)) {
-      if (!connection.getAutoCommit()) {
-        connection.setAutoCommit(true);
-      }
       int deleted;
       do {
         ps.setObject(1, Rows.timestamp(cutoff));

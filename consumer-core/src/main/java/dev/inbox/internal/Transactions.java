@@ -38,12 +38,38 @@ final class Transactions {
     }
   }
 
-  /** Restores auto-commit and closes (returns to the pool). */
+  /**
+   * Rolls back whatever is still open, restores auto-commit and closes (returns to the pool). The
+   * rollback comes first because turning auto-commit on commits an open transaction: a handler that
+   * threw an {@link Error} past every catch would otherwise have its partial writes committed with
+   * its key. After a commit or rollback the driver sends nothing for it.
+   */
   static void end(Connection connection) throws SQLException {
     try {
-      connection.setAutoCommit(true);
+      if (!connection.getAutoCommit()) {
+        connection.rollback();
+        connection.setAutoCommit(true);
+      }
     } finally {
       connection.close();
+    }
+  }
+
+  /**
+   * A connection for statements that must each commit on their own, whatever auto-commit the pool
+   * hands out: on a pool configured {@code autoCommit=false}, an update on a bare connection would
+   * be rolled back when the connection is returned.
+   */
+  static Connection autoCommitted(DataSource dataSource) throws SQLException {
+    Connection connection = dataSource.getConnection();
+    try {
+      if (!connection.getAutoCommit()) {
+        connection.setAutoCommit(true);
+      }
+      return connection;
+    } catch (SQLException e) {
+      closeQuietly(connection, e);
+      throw e;
     }
   }
 

@@ -13,6 +13,14 @@ public final class TestDataSources {
 
   /** A HikariCP pool on this JVM's test database. */
   public static HikariDataSource pool(int maxPoolSize) {
+    return pool(maxPoolSize, true);
+  }
+
+  /**
+   * A HikariCP pool whose connections come out with the given auto-commit, as with Spring Boot's
+   * {@code spring.datasource.hikari.auto-commit=false}.
+   */
+  public static HikariDataSource pool(int maxPoolSize, boolean autoCommit) {
     TestDatabase db = TestDatabase.shared();
     HikariConfig config = new HikariConfig();
     config.setJdbcUrl(db.jdbcUrl());
@@ -25,6 +33,7 @@ public final class TestDataSources {
     config.setMaximumPoolSize(maxPoolSize);
     config.setPoolName("test");
     config.setConnectionTimeout(30_000);
+    config.setAutoCommit(autoCommit);
     return new HikariDataSource(config);
   }
 
