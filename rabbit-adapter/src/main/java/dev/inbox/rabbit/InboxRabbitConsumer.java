@@ -95,7 +95,7 @@ public final class InboxRabbitConsumer implements AutoCloseable {
   private final BlockingQueue<Delivery> buffer = new LinkedBlockingQueue<>();
   private volatile boolean running;
   private Channel channel;
-  private Channel deadLetterChannel;
+  private volatile Channel deadLetterChannel;
   private String consumerTag;
   private Thread worker;
 
@@ -375,7 +375,13 @@ public final class InboxRabbitConsumer implements AutoCloseable {
         long tag = batch.get(i).getEnvelope().getDeliveryTag();
         switch (actions[i]) {
           case ACK -> channel.basicAck(tag, false);
-          case DEAD_LETTER -> deadLetter(batch.get(i), reasons[i], failures[i], attempts[i]);
+          case DEAD_LETTER -> {
+            if (!deadLetter(batch.get(i), reasons[i], failures[i], attempts[i])) {
+              // Left unsettled, a later batch's multiple ack would take it off the queue.
+              actions[i] = Action.REQUEUE;
+              requeued = true;
+            }
+          }
           case REQUEUE -> requeued = true;
         }
       }
@@ -395,7 +401,14 @@ public final class InboxRabbitConsumer implements AutoCloseable {
     }
   }
 
-  private void deadLetter(Delivery delivery, String reason, Throwable failure, int attempts)
+  /**
+   * Dead-letters one delivery: rejects it, or publishes it to the dead-letter exchange with
+   * confirms and then acks it.
+   *
+   * @return false when the dead letter could not be published (no such exchange, no confirm): the
+   *     delivery is neither acked nor rejected, and the caller must requeue it
+   */
+  private boolean deadLetter(Delivery delivery, String reason, Throwable failure, int attempts)
       throws IOException, InterruptedException {
     long tag = delivery.getEnvelope().getDeliveryTag();
     metrics.count("dead_lettered", 1);
@@ -406,7 +419,7 @@ public final class InboxRabbitConsumer implements AutoCloseable {
         reason);
     if (deadLetterExchange == null) {
       channel.basicReject(tag, false);
-      return;
+      return true;
     }
     Map<String, Object> headers = new HashMap<>();
     if (delivery.getProperties().getHeaders() != null) {
@@ -419,14 +432,35 @@ public final class InboxRabbitConsumer implements AutoCloseable {
       headers.put(EXCEPTION_HEADER, failure.getClass().getName() + ": " + failure.getMessage());
     }
     AMQP.BasicProperties properties = delivery.getProperties().builder().headers(headers).build();
-    deadLetterChannel.basicPublish(
-        deadLetterExchange, delivery.getEnvelope().getRoutingKey(), properties, delivery.getBody());
     try {
-      deadLetterChannel.waitForConfirmsOrDie(10_000);
-    } catch (java.util.concurrent.TimeoutException e) {
-      throw new IOException("the dead letter was not confirmed within 10 s", e);
+      Channel publisher = openDeadLetterChannel();
+      publisher.basicPublish(
+          deadLetterExchange,
+          delivery.getEnvelope().getRoutingKey(),
+          properties,
+          delivery.getBody());
+      publisher.waitForConfirmsOrDie(10_000);
+    } catch (IOException | java.util.concurrent.TimeoutException | RuntimeException e) {
+      // waitForConfirmsOrDie closes the channel on a nack or timeout, and the broker closes it
+      // for a missing exchange: the next dead letter opens a new one.
+      log.warn(
+          "publishing the dead letter of a delivery of '{}' to '{}' failed; requeueing it",
+          queue,
+          deadLetterExchange,
+          e);
+      return false;
     }
     channel.basicAck(tag, false);
+    return true;
+  }
+
+  /** The dead-letter channel in confirm mode, opened again when an earlier failure closed it. */
+  private Channel openDeadLetterChannel() throws IOException {
+    if (!deadLetterChannel.isOpen()) {
+      deadLetterChannel = connection.createChannel();
+      deadLetterChannel.confirmSelect();
+    }
+    return deadLetterChannel;
   }
 
   private void requeueAll(List<Delivery> batch) {

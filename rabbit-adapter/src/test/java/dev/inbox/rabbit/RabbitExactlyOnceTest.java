@@ -14,8 +14,10 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Map;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
 
 class RabbitExactlyOnceTest extends RabbitTestSupport {
@@ -216,5 +218,41 @@ class RabbitExactlyOnceTest extends RabbitTestSupport {
   private static double count(SimpleMeterRegistry registry, String outcome) {
     var counter = registry.find("inbox.rabbit.deliveries").tag("outcome", outcome).counter();
     return counter == null ? 0 : counter.count();
+  }
+
+  @Test
+  void aDeadLetterThatCannotBePublishedIsRequeuedAndTheBatchAfterItIsNotLost() throws Exception {
+    Inbox inbox = inbox(settings().maxAttempts(3).build());
+    // Published before the consumer starts, so that all 52 arrive in one batch.
+    try (Channel channel = connection.createChannel()) {
+      channel.confirmSelect();
+      channel.basicPublish("", queue.queue(), null, "7".getBytes(StandardCharsets.UTF_8));
+      publish(channel, "fails-once", "2");
+      for (int i = 0; i < 50; i++) {
+        publish(channel, "ok-" + i, "1");
+      }
+      channel.waitForConfirmsOrDie(30_000);
+    }
+    AtomicBoolean failed = new AtomicBoolean();
+    InboxRabbitConsumer consumer =
+        started(
+            consumerWithoutHandler(inbox, connection)
+                .deadLetterExchange("no-such-exchange-" + UUID.randomUUID())
+                .handler(
+                    (delivery, tx) -> {
+                      String id = delivery.getProperties().getMessageId();
+                      if (id.equals("fails-once") && failed.compareAndSet(false, true)) {
+                        throw new IllegalStateException("fails on its first delivery only");
+                      }
+                      effects.apply(tx, id, amount(delivery));
+                    }));
+
+    await("51 effects", Duration.ofSeconds(60), () -> effects.count() == 51);
+    consumer.close();
+    assertThat(failed).as("the handler failed once").isTrue();
+    assertThat(effects.distinctKeys()).isEqualTo(51);
+    assertThat(readyMessages(queue.queue()))
+        .as("the keyless delivery, whose dead letter had nowhere to go, back in the queue")
+        .isEqualTo(1);
   }
 }
