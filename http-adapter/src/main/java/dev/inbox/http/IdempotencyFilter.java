@@ -105,9 +105,16 @@ public final class IdempotencyFilter implements Filter {
   /** A 409 asks the client to retry after 1 second. */
   public static final Duration DEFAULT_RETRY_AFTER = Duration.ofSeconds(1);
 
-  /** Defaults to storing 2xx and 4xx responses; 1xx, 3xx and 5xx release the key. */
+  /**
+   * Defaults to storing 2xx, 4xx, and the redirects that end a request (301, 302 and 303: the
+   * client follows them with a GET, as in post/redirect/get); 1xx, 5xx and the other 3xx (304, and
+   * 307 and 308, which ask the client to send the same request elsewhere) release the key.
+   */
   public static final IntPredicate DEFAULT_STORED_STATUSES =
-      status -> status >= 200 && status < 300 || status >= 400 && status < 500;
+      status ->
+          status >= 200 && status < 300
+              || status >= 301 && status <= 303
+              || status >= 400 && status < 500;
 
   /** The response headers stored and replayed by default. */
   public static final Set<String> DEFAULT_REPLAYED_HEADERS =
@@ -842,7 +849,8 @@ public final class IdempotencyFilter implements Filter {
 
     /**
      * Which response statuses are stored and replayed; any other status rolls back the handler's
-     * writes and releases the key. Defaults to 2xx and 4xx.
+     * writes and releases the key. Defaults to {@link #DEFAULT_STORED_STATUSES}: 2xx, 301 to 303
+     * and 4xx.
      */
     public Builder storedStatuses(IntPredicate storedStatuses) {
       this.storedStatuses =

@@ -276,6 +276,31 @@ class IdempotencyFilterTest {
   }
 
   @Test
+  void a_redirect_after_the_write_is_the_final_answer_and_is_stored_and_replayed()
+      throws Exception {
+    HttpResponse<String> first = post("/payments?redirect=302", "key-a", "prg1", "7");
+    HttpResponse<String> retry = post("/payments?redirect=302", "key-a", "prg1", "7");
+    assertThat(first.statusCode()).isEqualTo(302);
+    assertThat(first.headers().firstValue("Location"))
+        .hasValueSatisfying(location -> assertThat(location).endsWith("/payments/prg1"));
+    assertThat(effects.count()).as("the write behind the redirect").isEqualTo(1);
+    assertThat(retry.statusCode()).isEqualTo(302);
+    assertThat(replayed(retry)).isTrue();
+    assertThat(retry.headers().firstValue("Location"))
+        .isEqualTo(first.headers().firstValue("Location"));
+    assertThat(server.runs).hasValue(1);
+  }
+
+  @Test
+  void a_redirect_that_asks_for_the_same_request_elsewhere_rolls_back_and_releases_the_key()
+      throws Exception {
+    HttpResponse<String> moved = post("/payments?redirect=307", "key-a", "tr1", "7");
+    assertThat(moved.statusCode()).isEqualTo(307);
+    assertThat(effects.count()).as("the write was rolled back").isZero();
+    assertThat(inbox.find("tenant-a", "tr1").map(InboxRecord::state)).contains(RecordState.FAILED);
+  }
+
+  @Test
   void a_handler_that_writes_through_the_inbox_connection_and_then_throws_leaves_no_row()
       throws Exception {
     assertThat(post("/payments?fail=throw", "key-a", "t1", "7").statusCode()).isEqualTo(500);

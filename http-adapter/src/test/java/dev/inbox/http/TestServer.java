@@ -35,6 +35,8 @@ import org.eclipse.jetty.server.Server;
  *   <li>{@code ?fail=serialization}: writes, then PostgreSQL raises a serialization failure (40001)
  *       in the inbox transaction, which the servlet throws on
  *   <li>{@code ?fail=commit}: writes, then tries to commit the inbox transaction itself
+ *   <li>{@code ?redirect=N}: writes, then answers N with a {@code Location} (302 through {@code
+ *       sendRedirect})
  *   <li>{@code ?reject=N}: writes nothing and answers N (a client error)
  *   <li>{@code ?big=N}: answers a body of N bytes
  *   <li>{@code ?sleepMs=N}: writes, then sleeps before answering
@@ -148,6 +150,16 @@ final class TestServer implements AutoCloseable {
         } catch (SQLException e) {
           throw new IOException(e);
         }
+      }
+      String redirect = request.getParameter("redirect");
+      if ("302".equals(redirect)) {
+        response.sendRedirect("/payments/" + key);
+        return;
+      }
+      if (redirect != null) {
+        response.setStatus(Integer.parseInt(redirect));
+        response.setHeader("Location", "/payments/" + key);
+        return;
       }
       if (request.getParameter("sleepMs") != null) {
         try {
