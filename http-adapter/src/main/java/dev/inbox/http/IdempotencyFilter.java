@@ -57,12 +57,12 @@ import org.slf4j.LoggerFactory;
  *   <li>The key is claimed as (scope, key) with a SHA-256 fingerprint over the method, path, query,
  *       content type, body and the configured headers. The same key with another fingerprint gets
  *       422.
- *   <li>A first request runs the application. A response whose status is stored (2xx and 4xx by
- *       default) is recorded and, in {@link Mode#TRANSACTIONAL} mode, committed together with the
- *       application's writes; only then is it sent. Any other status, or an exception, rolls the
- *       writes back and records a failure, so that the client's retry runs again (a deadlock,
- *       serialization failure or lost connection is not counted as one). In transactional mode the
- *       key's record is written once, with the response, when it commits ({@link
+ *   <li>A first request runs the application. A response whose status is stored (2xx, 301 to 303
+ *       and 4xx by default) is recorded and, in {@link Mode#TRANSACTIONAL} mode, committed together
+ *       with the application's writes; only then is it sent. Any other status, or an exception,
+ *       rolls the writes back and records a failure, so that the client's retry runs again (a
+ *       deadlock, serialization failure or lost connection is not counted as one). In transactional
+ *       mode the key's record is written once, with the response, when it commits ({@link
  *       Inbox#reserveAtStart}); should a message consumer record the same key first, the
  *       application's writes are rolled back and the request gets that consumer's outcome.
  *   <li>A retry gets the stored status, allow-listed headers and body, with {@code
@@ -75,7 +75,9 @@ import org.slf4j.LoggerFactory;
  * </ul>
  *
  * <p>Asynchronous servlets ({@code startAsync}) are not supported behind this filter: the response
- * must be complete when the chain returns.
+ * must be complete when the chain returns. A request that starts async processing is treated as a
+ * handler failure (its writes rolled back, the key released, 500), never recorded with the empty
+ * response the chain returned with.
  *
  * <pre>{@code
  * IdempotencyFilter filter = IdempotencyFilter.builder(inbox, dataSource)
@@ -550,16 +552,27 @@ public final class IdempotencyFilter implements Filter {
   }
 
   private static void runChain(
-      HttpServletRequest request,
-      HttpServletResponse response,
-      FilterChain chain,
-      Exchange exchange)
+      HttpServletRequest request, BufferedResponse response, FilterChain chain, Exchange exchange)
       throws IOException, ServletException {
     long start = System.nanoTime();
     try {
       chain.doFilter(request, response);
     } finally {
       exchange.handlerNanos += System.nanoTime() - start;
+    }
+    if (request.isAsyncStarted()) {
+      // The handler goes on in another thread, so neither its response nor its writes are known
+      // yet: storing what the chain returned with would replay an empty answer forever. The client
+      // gets a 500 now, and ending the async cycle keeps the late answer, whose writes are rolled
+      // back, from reaching it.
+      String detail =
+          "the handler started asynchronous processing (startAsync), which IdempotencyFilter does"
+              + " not support: the response must be complete when the filter chain returns;"
+              + " nothing was recorded or committed";
+      Problems.send(
+          (HttpServletResponse) response.getResponse(), 500, "async-not-supported", detail);
+      request.getAsyncContext().complete();
+      throw new ServletException(detail);
     }
   }
 

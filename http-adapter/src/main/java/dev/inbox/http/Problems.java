@@ -19,7 +19,8 @@ final class Problems {
           401, "Unauthorized",
           409, "Conflict",
           413, "Content Too Large",
-          422, "Unprocessable Content");
+          422, "Unprocessable Content",
+          500, "Internal Server Error");
 
   private Problems() {}
 

@@ -24,6 +24,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
@@ -298,6 +299,26 @@ class IdempotencyFilterTest {
     assertThat(moved.statusCode()).isEqualTo(307);
     assertThat(effects.count()).as("the write was rolled back").isZero();
     assertThat(inbox.find("tenant-a", "tr1").map(InboxRecord::state)).contains(RecordState.FAILED);
+  }
+
+  @Test
+  void a_handler_that_goes_asynchronous_is_failed_and_its_empty_response_is_never_stored()
+      throws Exception {
+    HttpResponse<String> first = post("/payments/async", "key-a", "as1", "7");
+    assertThat(first.statusCode()).isEqualTo(500);
+    // The 500 leaves as the async cycle ends, just before the filter records the failure.
+    await(
+        "the key released, not completed with the response the chain returned with",
+        () ->
+            inbox
+                .find("tenant-a", "as1")
+                .map(InboxRecord::state)
+                .equals(Optional.of(RecordState.FAILED)));
+
+    HttpResponse<String> retry = post("/payments/async", "key-a", "as1", "7");
+    assertThat(replayed(retry)).isFalse();
+    assertThat(retry.statusCode()).isEqualTo(500);
+    assertThat(server.runs).hasValue(2);
   }
 
   @Test

@@ -2,6 +2,7 @@ package dev.inbox.http;
 
 import dev.inbox.Inbox;
 import dev.inbox.testing.EffectsTable;
+import jakarta.servlet.AsyncContext;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
@@ -77,8 +78,13 @@ final class TestServer implements AutoCloseable {
     IdempotencyFilter filter = customize.apply(builder).build();
     server = new Server(port);
     ServletContextHandler context = new ServletContextHandler();
-    context.addFilter(new FilterHolder(filter), "/*", EnumSet.of(DispatcherType.REQUEST));
+    FilterHolder filterHolder = new FilterHolder(filter);
+    filterHolder.setAsyncSupported(true); // as Spring Boot registers its filters
+    context.addFilter(filterHolder, "/*", EnumSet.of(DispatcherType.REQUEST));
     context.addServlet(new ServletHolder(new PaymentServlet()), "/payments");
+    ServletHolder async = new ServletHolder(new AsyncPaymentServlet());
+    async.setAsyncSupported(true);
+    context.addServlet(async, "/payments/async");
     server.setHandler(context);
     server.start();
   }
@@ -94,6 +100,27 @@ final class TestServer implements AutoCloseable {
   @Override
   public void close() throws Exception {
     server.stop();
+  }
+
+  /** Counts a run, then answers 201 from another thread, after the filter chain has returned. */
+  private final class AsyncPaymentServlet extends HttpServlet {
+    @Override
+    protected void doPost(HttpServletRequest request, HttpServletResponse response) {
+      runs.incrementAndGet();
+      AsyncContext async = request.startAsync();
+      async.start(
+          () -> {
+            try {
+              Thread.sleep(200);
+              HttpServletResponse late = (HttpServletResponse) async.getResponse();
+              late.setStatus(201);
+              late.getWriter().write("answered late");
+              async.complete();
+            } catch (Exception | Error e) {
+              // The filter failed the request and the container ended it: nothing to answer.
+            }
+          });
+    }
   }
 
   private final class PaymentServlet extends HttpServlet {
