@@ -139,6 +139,17 @@ public final class InboxRabbitConsumer implements AutoCloseable {
     running = true;
     worker = new Thread(this::work, "inbox-rabbit-" + queue);
     worker.start();
+    try {
+      consume();
+    } catch (IOException | RuntimeException e) {
+      // No such queue, say: the caller gets no consumer to close, so nothing may stay behind.
+      close();
+      throw e;
+    }
+    return this;
+  }
+
+  private void consume() throws IOException {
     consumerTag =
         channel.basicConsume(
             queue,
@@ -151,7 +162,6 @@ public final class InboxRabbitConsumer implements AutoCloseable {
                   queue);
               onCancel.accept(queue);
             });
-    return this;
   }
 
   private void work() {
@@ -490,7 +500,9 @@ public final class InboxRabbitConsumer implements AutoCloseable {
     }
     try {
       if (channel.isOpen()) {
-        channel.basicCancel(consumerTag);
+        if (consumerTag != null) {
+          channel.basicCancel(consumerTag);
+        }
         channel.close();
       }
       if (deadLetterChannel != null && deadLetterChannel.isOpen()) {

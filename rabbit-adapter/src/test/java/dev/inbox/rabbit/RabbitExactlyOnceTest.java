@@ -1,6 +1,7 @@
 package dev.inbox.rabbit;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assumptions.assumeThat;
 
 import com.rabbitmq.client.AMQP;
@@ -11,6 +12,7 @@ import dev.inbox.Inbox;
 import dev.inbox.testing.PaymentStream;
 import dev.inbox.testing.TestRabbit;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Map;
@@ -254,5 +256,21 @@ class RabbitExactlyOnceTest extends RabbitTestSupport {
     assertThat(readyMessages(queue.queue()))
         .as("the keyless delivery, whose dead letter had nowhere to go, back in the queue")
         .isEqualTo(1);
+  }
+
+  @Test
+  void startingOnAMissingQueueFailsAndLeavesNoWorkerThreadBehind() throws Exception {
+    String missing = TestRabbit.newQueueName("missing");
+    InboxRabbitConsumer.Builder builder =
+        consumer(inbox(settings().build()), connection)
+            .queue(missing)
+            .deadLetterExchange(queue.deadLetterExchange());
+    assertThatThrownBy(() -> builder.build().start()).isInstanceOf(IOException.class);
+    await(
+        "the worker thread of the failed start to end",
+        Duration.ofSeconds(10),
+        () ->
+            Thread.getAllStackTraces().keySet().stream()
+                .noneMatch(t -> t.getName().equals("inbox-rabbit-" + missing)));
   }
 }
