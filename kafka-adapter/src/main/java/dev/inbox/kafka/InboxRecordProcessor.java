@@ -120,11 +120,17 @@ public final class InboxRecordProcessor<K, V> {
   }
 
   /**
-   * Processes every partition of a poll, each in its own transaction.
+   * Processes every partition of a poll, each in its own transaction. Commit {@link
+   * ProcessedRecords#offsetsToCommit()}, and seek each partition of {@link
+   * ProcessedRecords#retries()} back to its retry offset before the next poll.
    *
-   * @throws dev.inbox.InboxDatabaseException when the database fails; partitions processed before
-   *     the failure are committed, but their offsets are not returned, so they are simply read
-   *     again and recognised as duplicates
+   * @throws dev.inbox.InboxDatabaseException when the database fails. Partitions processed before
+   *     the failure are committed in the database, but no offsets are returned, and the consumer's
+   *     position has already moved past every record of this poll: before polling again, seek each
+   *     of the poll's partitions back to its first record (or to its committed offset), and they
+   *     are read again, the committed ones recognised as duplicates. A loop that polls on without
+   *     seeking skips records that never took effect. (A Spring Kafka batch listener that throws
+   *     gets this from its error handler.)
    */
   public ProcessedRecords process(ConsumerRecords<K, V> records) throws Exception {
     List<PartitionResult> results = new ArrayList<>();
