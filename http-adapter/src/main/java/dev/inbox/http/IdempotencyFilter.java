@@ -273,6 +273,14 @@ public final class IdempotencyFilter implements Filter {
     long handlerNanos;
     RequestOutcome outcome;
 
+    /** A released reservation whose failed attempt is still to be counted, and why. */
+    Reservation released;
+
+    String releaseReason;
+
+    /** An answer whose status is not stored, sent once its failed attempt is counted. */
+    BufferedResponse unstoredAnswer;
+
     Exchange(long startNanos) {
       this.startNanos = startNanos;
     }
@@ -443,6 +451,25 @@ public final class IdempotencyFilter implements Filter {
   private Attempt inTransaction(
       KeyedRequest keyed, HttpServletResponse response, FilterChain chain, Exchange exchange)
       throws IOException, ServletException {
+    Attempt attempt;
+    try {
+      attempt = reserveRunAndComplete(keyed, response, chain, exchange);
+    } finally {
+      // Counted in a connection of its own only now that the request's is back in the pool:
+      // holding one while waiting for another starves a pool whose requests all fail at once.
+      if (exchange.released != null) {
+        recordFailure(exchange.released, exchange.releaseReason);
+      }
+    }
+    if (exchange.unstoredAnswer != null) {
+      exchange.unstoredAnswer.writeTo(response);
+    }
+    return attempt;
+  }
+
+  private Attempt reserveRunAndComplete(
+      KeyedRequest keyed, HttpServletResponse response, FilterChain chain, Exchange exchange)
+      throws IOException, ServletException {
     try (Connection tx = dataSource.getConnection()) {
       tx.setAutoCommit(false);
       try {
@@ -498,7 +525,7 @@ public final class IdempotencyFilter implements Filter {
     if (!storedStatuses.test(status)) {
       tx.rollback();
       release(reservation, "the handler answered " + status, exchange);
-      buffered.writeTo(response);
+      exchange.unstoredAnswer = buffered;
       return Attempt.ANSWERED;
     }
     try {
@@ -659,8 +686,17 @@ public final class IdempotencyFilter implements Filter {
   }
 
   /** Records the failure after the rollback, so that the client's retry runs the handler again. */
-  private void release(Reservation reservation, String reason, Exchange exchange) {
+  /**
+   * Marks the reservation released; {@link #inTransaction} counts the failed attempt once the
+   * request's connection is closed.
+   */
+  private static void release(Reservation reservation, String reason, Exchange exchange) {
     exchange.outcome = RequestOutcome.RELEASED;
+    exchange.released = reservation;
+    exchange.releaseReason = reason;
+  }
+
+  private void recordFailure(Reservation reservation, String reason) {
     Claim claim = reservation.claim();
     try {
       inbox.recordFailure(reservation, reason);

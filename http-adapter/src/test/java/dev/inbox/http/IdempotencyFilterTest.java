@@ -322,6 +322,42 @@ class IdempotencyFilterTest {
   }
 
   @Test
+  void failures_that_fill_the_pool_are_still_counted() throws Exception {
+    // Two requests hold both connections of the pool when they fail. Counting a failure takes a
+    // connection of its own, so it must wait until the request's connection is back.
+    try (HikariDataSource twoConnections = TestDataSources.pool(2)) {
+      twoConnections.getHikariConfigMXBean().setConnectionTimeout(2_000);
+      try (Inbox small =
+              Inbox.builder()
+                  .dataSource(twoConnections)
+                  .settings(
+                      InboxSettings.builder().schema(schema).janitorInterval(Duration.ZERO).build())
+                  .build();
+          TestServer starved = new TestServer(small, twoConnections, effects, 0)) {
+        List<CompletableFuture<HttpResponse<String>>> answers = new ArrayList<>();
+        for (String key : List.of("full-1", "full-2")) {
+          answers.add(
+              client.sendAsync(
+                  request(starved.uri("/payments?sleepMs=500"), "key-a", "5")
+                      .header("Idempotency-Key", key)
+                      .header("X-Fail", "500")
+                      .build(),
+                  HttpResponse.BodyHandlers.ofString()));
+        }
+        for (CompletableFuture<HttpResponse<String>> answer : answers) {
+          assertThat(answer.get(30, TimeUnit.SECONDS).statusCode()).isEqualTo(500);
+        }
+        for (String key : List.of("full-1", "full-2")) {
+          InboxRecord failed = small.find("tenant-a", key).orElseThrow();
+          assertThat(failed.state()).isEqualTo(RecordState.FAILED);
+          assertThat(failed.attempts()).as("the counted attempts of " + key).isEqualTo(1);
+        }
+        assertThat(effects.count()).isZero();
+      }
+    }
+  }
+
+  @Test
   void a_handler_that_writes_through_the_inbox_connection_and_then_throws_leaves_no_row()
       throws Exception {
     assertThat(post("/payments?fail=throw", "key-a", "t1", "7").statusCode()).isEqualTo(500);

@@ -40,7 +40,7 @@ import org.eclipse.jetty.server.Server;
  *       sendRedirect})
  *   <li>{@code ?reject=N}: writes nothing and answers N (a client error)
  *   <li>{@code ?big=N}: answers a body of N bytes
- *   <li>{@code ?sleepMs=N}: writes, then sleeps before answering
+ *   <li>{@code ?sleepMs=N}: writes, then sleeps before failing or answering
  *   <li>{@code ?close=1}: closes the inbox connection first, as a try-with-resources would
  * </ul>
  *
@@ -151,6 +151,13 @@ final class TestServer implements AutoCloseable {
       } catch (SQLException e) {
         throw new IOException(e);
       }
+      if (request.getParameter("sleepMs") != null) {
+        try {
+          Thread.sleep(Long.parseLong(request.getParameter("sleepMs")));
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
       String fail =
           request.getHeader("X-Fail") != null
               ? request.getHeader("X-Fail")
@@ -187,13 +194,6 @@ final class TestServer implements AutoCloseable {
         response.setStatus(Integer.parseInt(redirect));
         response.setHeader("Location", "/payments/" + key);
         return;
-      }
-      if (request.getParameter("sleepMs") != null) {
-        try {
-          Thread.sleep(Long.parseLong(request.getParameter("sleepMs")));
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-        }
       }
       response.setStatus(201);
       response.setHeader("Location", "/payments/" + key);
