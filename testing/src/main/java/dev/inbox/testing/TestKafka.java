@@ -123,6 +123,7 @@ public final class TestKafka {
     try (Admin admin =
         Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers))) {
       admin.createTopics(List.of(new NewTopic(name, partitions, (short) 1))).all().get();
+      awaitLeaders(admin, name);
     } catch (ExecutionException e) {
       throw new IllegalStateException("could not create topic " + name, e.getCause());
     } catch (InterruptedException e) {
@@ -130,5 +131,33 @@ public final class TestKafka {
       throw new IllegalStateException("interrupted while creating topic " + name, e);
     }
     return name;
+  }
+
+  /**
+   * Waits until the broker knows a leader for every partition of a new topic. A producer that sends
+   * before then gets NOT_LEADER_OR_FOLLOWER, and its idempotent retries can then be refused as out
+   * of sequence until its delivery timeout (seen once in a CI run).
+   */
+  private static void awaitLeaders(Admin admin, String topic)
+      throws ExecutionException, InterruptedException {
+    long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(30);
+    while (true) {
+      boolean led =
+          admin
+              .describeTopics(List.of(topic))
+              .allTopicNames()
+              .get()
+              .get(topic)
+              .partitions()
+              .stream()
+              .allMatch(p -> p.leader() != null && !p.leader().isEmpty());
+      if (led) {
+        return;
+      }
+      if (System.nanoTime() > deadline) {
+        throw new IllegalStateException("topic " + topic + " has no leader after 30 s");
+      }
+      Thread.sleep(50);
+    }
   }
 }
