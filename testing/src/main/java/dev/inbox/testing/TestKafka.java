@@ -4,9 +4,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.apache.kafka.common.test.KafkaClusterTestKit;
 import org.apache.kafka.common.test.TestKitNodes;
 import org.apache.kafka.common.utils.Exit;
@@ -140,19 +142,24 @@ public final class TestKafka {
    */
   private static void awaitLeaders(Admin admin, String topic)
       throws ExecutionException, InterruptedException {
-    long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(30);
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
     while (true) {
-      boolean led =
-          admin
-              .describeTopics(List.of(topic))
-              .allTopicNames()
-              .get()
-              .get(topic)
-              .partitions()
-              .stream()
-              .allMatch(p -> p.leader() != null && !p.leader().isEmpty());
-      if (led) {
-        return;
+      try {
+        if (admin
+            .describeTopics(List.of(topic))
+            .allTopicNames()
+            .get()
+            .get(topic)
+            .partitions()
+            .stream()
+            .allMatch(p -> p.leader() != null && !p.leader().isEmpty())) {
+          return;
+        }
+      } catch (ExecutionException e) {
+        // Right after its creation the broker may not know the topic yet.
+        if (!(e.getCause() instanceof UnknownTopicOrPartitionException)) {
+          throw e;
+        }
       }
       if (System.nanoTime() > deadline) {
         throw new IllegalStateException("topic " + topic + " has no leader after 30 s");
