@@ -62,7 +62,7 @@ public final class InboxSettings {
     this.purgeBatchSize = b.purgeBatchSize;
     this.janitorInterval = b.janitorInterval;
     this.clock = b.clock;
-    this.listener = b.listener;
+    this.listener = NonThrowingListener.wrap(b.listener);
     this.ownerId = b.ownerId;
   }
 
@@ -250,7 +250,10 @@ public final class InboxSettings {
       return this;
     }
 
-    /** Receives metrics events. Defaults to a no-op. */
+    /**
+     * Receives metrics events. Defaults to a no-op. An exception it throws is logged and ignored,
+     * so that it never changes what happens to a message.
+     */
     public Builder listener(InboxListener listener) {
       this.listener = Objects.requireNonNull(listener, "listener must not be null");
       return this;

@@ -3,6 +3,7 @@ package dev.inbox;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.inbox.spi.InboxListener;
 import java.nio.charset.StandardCharsets;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -339,5 +340,42 @@ class TransactionalModeTest extends InboxTestSupport {
             });
     assertThat(retry.outcome()).isEqualTo(ClaimOutcome.NEW);
     assertThat(effects("half-done")).isEqualTo(1);
+  }
+
+  @Test
+  void a_listener_that_throws_changes_no_outcome() throws Exception {
+    InboxListener broken =
+        new InboxListener() {
+          @Override
+          public void handled(String scope, boolean succeeded, Duration latency) {
+            throw new IllegalArgumentException("a registry refused the meter");
+          }
+
+          @Override
+          public void claimed(String scope, ClaimOutcome outcome, int count) {
+            throw new IllegalArgumentException("a registry refused the meter");
+          }
+        };
+    Inbox inbox = inbox(s -> s.listener(broken));
+    Execution single =
+        inbox.execute(
+            "s",
+            "one",
+            tx -> {
+              effect(tx, "s", "one", 1);
+              return null;
+            });
+    BatchResult<Long> batch =
+        inbox.executeBatch(
+            "s",
+            List.of(BatchItem.of("two", 2L), BatchItem.of("three", 3L)),
+            (item, tx) -> {
+              effect(tx, "s", item.key(), item.payload());
+              return null;
+            });
+    assertThat(single.outcome()).isEqualTo(ClaimOutcome.NEW);
+    assertThat(batch.items()).extracting(ItemResult::status).containsOnly(ItemStatus.COMPLETED);
+    assertThat(effects()).isEqualTo(3);
+    assertThat(inbox.find("s", "one").orElseThrow().state()).isEqualTo(RecordState.COMPLETED);
   }
 }
