@@ -267,7 +267,11 @@ public interface Inbox extends AutoCloseable {
    */
   Optional<Claim> lookup(String scope, String key, byte[] fingerprint);
 
-  /** Frees a {@code FAILED} (or given-up) key for reprocessing, such as replaying a dead letter. */
+  /**
+   * Frees a {@code FAILED} (or given-up) key for reprocessing, such as replaying a dead letter, and
+   * likewise a key whose lease expired (one that gave up after its leases expired {@code
+   * maxAttempts} times stays {@code IN_PROGRESS} with an expired lease).
+   */
   ReleaseResult release(String scope, String key);
 
   /**

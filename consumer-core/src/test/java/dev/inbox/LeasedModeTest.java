@@ -168,4 +168,40 @@ class LeasedModeTest extends InboxTestSupport {
       }
     }
   }
+
+  @Test
+  void a_key_whose_leases_keep_expiring_gives_up_after_max_attempts_and_can_be_released() {
+    Inbox inbox = inbox(s -> s.maxAttempts(2));
+    assertThat(inbox.claimLease("mail", "crashes-its-worker", null).outcome())
+        .isEqualTo(ClaimOutcome.NEW);
+    clock.advance(Duration.ofSeconds(31)); // the worker died: its lease expires
+    Claim second = inbox.claimLease("mail", "crashes-its-worker", null);
+    assertThat(second.outcome()).as("the first expiry is taken over").isEqualTo(ClaimOutcome.NEW);
+    assertThat(second.attempts()).isEqualTo(2);
+    clock.advance(Duration.ofSeconds(31));
+
+    Claim third = inbox.claimLease("mail", "crashes-its-worker", null);
+    assertThat(third.outcome())
+        .as("two expired leases are two attempts, which is maxAttempts")
+        .isEqualTo(ClaimOutcome.GAVE_UP);
+    assertThat(inbox.lookup("mail", "crashes-its-worker", null).map(Claim::outcome))
+        .contains(ClaimOutcome.GAVE_UP);
+    InboxRecord stuck = inbox.find("mail", "crashes-its-worker").orElseThrow();
+    assertThat(stuck.state()).isEqualTo(RecordState.IN_PROGRESS);
+    assertThat(stuck.attempts()).isEqualTo(2);
+
+    assertThat(inbox.release("mail", "crashes-its-worker")).isEqualTo(ReleaseResult.RELEASED);
+    Claim afterRelease = inbox.claimLease("mail", "crashes-its-worker", null);
+    assertThat(afterRelease.outcome()).isEqualTo(ClaimOutcome.NEW);
+    assertThat(afterRelease.attempts()).isEqualTo(1);
+  }
+
+  @Test
+  void a_live_lease_cannot_be_released() {
+    Inbox inbox = inbox();
+    assertThat(inbox.claimLease("mail", "running", null).isNew()).isTrue();
+    assertThat(inbox.release("mail", "running")).isEqualTo(ReleaseResult.NOT_RELEASABLE);
+    assertThat(inbox.claimLease("mail", "running", null).outcome())
+        .isEqualTo(ClaimOutcome.IN_PROGRESS);
+  }
 }

@@ -520,9 +520,13 @@ final class Claimer {
       case IN_PROGRESS:
         Instant lockedUntil = Rows.instant(rs, "locked_until");
         boolean live = lockedUntil != null && !lockedUntil.isBefore(now);
-        return live
-            ? new Claim(
-                scope, key, ClaimOutcome.IN_PROGRESS, attempts, token, null, lockedUntil, null)
+        if (live) {
+          return new Claim(
+              scope, key, ClaimOutcome.IN_PROGRESS, attempts, token, null, lockedUntil, null);
+        }
+        // Every expired lease was an attempt that never finished: past maxAttempts, give up.
+        return attempts >= settings.maxAttempts()
+            ? new Claim(scope, key, ClaimOutcome.GAVE_UP, attempts, token, null, null, null)
             : null;
       case FAILED:
         return attempts >= settings.maxAttempts()

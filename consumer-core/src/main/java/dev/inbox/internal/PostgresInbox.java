@@ -550,9 +550,11 @@ public final class PostgresInbox implements Inbox {
     InboxKeys.validateKey(key);
     try (Connection connection = Transactions.autoCommitted(dataSource);
         PreparedStatement ps = connection.prepareStatement(sql.release)) {
-      ps.setObject(1, Rows.timestamp(now()));
+      Instant now = now();
+      ps.setObject(1, Rows.timestamp(now));
       ps.setString(2, scope);
       ps.setString(3, key);
+      ps.setObject(4, Rows.timestamp(now));
       if (ps.executeUpdate() == 1) {
         log.info("released key '{}' in scope '{}' for reprocessing", key, scope);
         return ReleaseResult.RELEASED;

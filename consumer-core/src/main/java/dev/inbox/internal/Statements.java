@@ -30,10 +30,12 @@ final class Statements {
    * Claims many keys in one round trip, writing them as IN_PROGRESS, or directly as COMPLETED when
    * the caller's transaction will only commit if every handler succeeds (no other transaction can
    * see the row before then, so the IN_PROGRESS step would be an extra write nobody could observe).
-   * A new key is inserted; a FAILED key below maxAttempts, or an IN_PROGRESS key whose lease
-   * expired (or that was committed without a lease, which only a caller's bug can leave), is taken
-   * over with a new fencing token. Rows sorted by key, so that two batches lock in the same order
-   * and cannot deadlock. Returns only the keys this statement now owns.
+   * A new key is inserted; a FAILED key below maxAttempts, or an IN_PROGRESS key below maxAttempts
+   * whose lease expired (or that was committed without a lease, which only a caller's bug can
+   * leave), is taken over with a new fencing token. Each takeover counts as an attempt, so that a
+   * message that kills its worker every time gives up like one that fails. Rows sorted by key, so
+   * that two batches lock in the same order and cannot deadlock. Returns only the keys this
+   * statement now owns.
    */
   final String claim;
 
@@ -190,7 +192,7 @@ final class Statements {
             + " || COALESCE(r.locked_until::text, 'its commit') ELSE r.last_error END"
             + " WHERE (r.fingerprint IS NULL OR EXCLUDED.fingerprint IS NULL"
             + " OR r.fingerprint = EXCLUDED.fingerprint)"
-            + " AND ((r.state = 'FAILED' AND r.attempts < ?)"
+            + " AND r.attempts < ? AND (r.state = 'FAILED'"
             + " OR (r.state = 'IN_PROGRESS' AND (r.locked_until IS NULL OR r.locked_until < ?)))"
             + " RETURNING r.key, r.attempts, r.fencing_token, r.locked_until,"
             + " (r.attempts > 1 AND r.last_error LIKE '"
@@ -272,9 +274,14 @@ final class Statements {
     release =
         "UPDATE "
             + table
-            + " SET attempts = 0, updated_at = ? WHERE scope = ? AND key = ? AND state = '"
+            + " SET state = '"
+            + Transitions.RELEASE.to()
+            + "', attempts = 0, lease_owner = NULL, locked_until = NULL, updated_at = ?"
+            + " WHERE scope = ? AND key = ? AND (state = '"
             + Transitions.RELEASE.from()
-            + "'";
+            + "' OR state = '"
+            + Transitions.RELEASE_EXPIRED_LEASE.from()
+            + "' AND locked_until < ?)";
     find = "SELECT " + COLUMNS + " FROM " + table + " WHERE scope = ? AND key = ?";
     purge =
         "DELETE FROM "

@@ -22,7 +22,12 @@ public enum Transitions {
   /** IN_PROGRESS to FAILED: the handler threw or a leased owner gave up. */
   FAIL(RecordState.IN_PROGRESS, RecordState.FAILED),
   /** FAILED to FAILED: an operator released the key, resetting its attempts. */
-  RELEASE(RecordState.FAILED, RecordState.FAILED);
+  RELEASE(RecordState.FAILED, RecordState.FAILED),
+  /**
+   * IN_PROGRESS to FAILED: an operator released a key whose lease expired, such as one that gave up
+   * after its leases expired maxAttempts times, resetting its attempts.
+   */
+  RELEASE_EXPIRED_LEASE(RecordState.IN_PROGRESS, RecordState.FAILED);
 
   private static final Map<RecordState, Set<RecordState>> LEGAL = legalTable();
 
