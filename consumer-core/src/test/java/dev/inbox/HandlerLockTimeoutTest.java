@@ -62,16 +62,15 @@ class HandlerLockTimeoutTest extends InboxTestSupport {
     Inbox inbox = impatientInbox();
     List<BatchItem<Long>> items =
         List.of(BatchItem.of("a", 1L), BatchItem.of("b", 2L), BatchItem.of("c", 3L));
+    BatchHandler<Long> writeEffect =
+        (item, tx) -> {
+          effect(tx, "s", item.key(), item.payload());
+          return null;
+        };
     try (Connection blocker = lockEffectsTable()) {
       assertThatThrownBy(
               () ->
-                  inbox.executeBatch(
-                      "s",
-                      items,
-                      (item, tx) -> {
-                        effect(tx, "s", item.key(), item.payload());
-                        return null;
-                      }))
+inbox.executeBatch("s", items, writeEffect)))
           .isInstanceOf(InboxDatabaseException.class);
       assertThatThrownBy(
               () ->
@@ -86,13 +85,7 @@ class HandlerLockTimeoutTest extends InboxTestSupport {
     assertThat(inboxRows()).as("no item recorded as failed").isZero();
 
     BatchResult<Long> retry =
-        inbox.executeBatch(
-            "s",
-            items,
-            (item, tx) -> {
-              effect(tx, "s", item.key(), item.payload());
-              return null;
-            });
+        inbox.executeBatch("s", items, writeEffect);
     assertThat(retry.items()).extracting(ItemResult::status).containsOnly(ItemStatus.COMPLETED);
     assertThat(effects()).isEqualTo(3);
     assertThat(keysWithADoubledEffect()).isZero();
