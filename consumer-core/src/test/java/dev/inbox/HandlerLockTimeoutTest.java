@@ -68,9 +68,7 @@ class HandlerLockTimeoutTest extends InboxTestSupport {
           return null;
         };
     try (Connection blocker = lockEffectsTable()) {
-      assertThatThrownBy(
-              () ->
-inbox.executeBatch("s", items, writeEffect)))
+      assertThatThrownBy(() -> inbox.executeBatch("s", items, writeEffect))
           .isInstanceOf(InboxDatabaseException.class);
       assertThatThrownBy(
               () ->
@@ -84,8 +82,7 @@ inbox.executeBatch("s", items, writeEffect)))
     }
     assertThat(inboxRows()).as("no item recorded as failed").isZero();
 
-    BatchResult<Long> retry =
-        inbox.executeBatch("s", items, writeEffect);
+    BatchResult<Long> retry = inbox.executeBatch("s", items, writeEffect);
     assertThat(retry.items()).extracting(ItemResult::status).containsOnly(ItemStatus.COMPLETED);
     assertThat(effects()).isEqualTo(3);
     assertThat(keysWithADoubledEffect()).isZero();
