@@ -1,6 +1,7 @@
 package dev.inbox;
 
 import java.sql.SQLException;
+import java.util.function.Predicate;
 
 /**
  * Tells the failures that say nothing about a message or request from those that do. A deadlock, a
@@ -28,40 +29,37 @@ public final class TransientFailures {
    * at once, since the other transaction may still hold the lock.
    */
   public static boolean isLockTimeout(Throwable t) {
-    for (Throwable c = t; c != null; c = c.getCause()) {
-      if (c instanceof SQLException sql && "55P03".equals(sql.getSQLState())) {
-        return true;
-      }
-    }
-    return false;
+    return anyCauseHasState(t, state -> state.equals("55P03"));
   }
 
   /** True when the throwable, or a cause of it, says the connection or the server went away. */
   public static boolean isConnectionFailure(Throwable t) {
-    for (Throwable c = t; c != null; c = c.getCause()) {
-      if (c instanceof SQLException sql && sql.getSQLState() != null) {
-        String state = sql.getSQLState();
-        if (state.startsWith("08") || state.startsWith("57P")) {
-          return true;
-        }
-      }
-    }
-    return false;
+    return anyCauseHasState(t, state -> state.startsWith("08") || state.startsWith("57P"));
   }
 
   /** True when the throwable, or a cause of it, is a serialization failure or deadlock. */
   public static boolean isRetryableCause(Throwable t) {
-    for (Throwable c = t; c != null; c = c.getCause()) {
-      if (c instanceof SQLException sql && isRetryable(sql)) {
-        return true;
-      }
-    }
-    return false;
+    return anyCauseHasState(t, TransientFailures::isRetryableState);
   }
 
   /** A serialization failure or deadlock: the whole transaction may simply be run again. */
   public static boolean isRetryable(SQLException e) {
-    String state = e.getSQLState();
-    return "40001".equals(state) || "40P01".equals(state);
+    return e.getSQLState() != null && isRetryableState(e.getSQLState());
+  }
+
+  private static boolean isRetryableState(String state) {
+    return state.equals("40001") || state.equals("40P01");
+  }
+
+  /** Walks the cause chain for an {@link SQLException} whose SQLState passes the test. */
+  private static boolean anyCauseHasState(Throwable t, Predicate<String> test) {
+    for (Throwable c = t; c != null; c = c.getCause()) {
+      if (c instanceof SQLException sql
+          && sql.getSQLState() != null
+          && test.test(sql.getSQLState())) {
+        return true;
+      }
+    }
+    return false;
   }
 }
