@@ -3,10 +3,87 @@ package dev.inbox;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.util.Arrays;
 
-/** SHA-256 fingerprints of requests, so that a key reused for a different request is detected. */
+/**
+ * SHA-256 fingerprints of requests, so that a key reused for a different request is detected.
+ *
+ * <p>One key space is shared by every channel (HTTP, Kafka, RabbitMQ), but a request and a message
+ * carrying the same payment are different bytes. A fingerprint made by {@link #tagged} therefore
+ * names the kind of thing it digests, and two fingerprints are compared only when they are of the
+ * same kind ({@link #comparable}): a message re-sent with another amount is a mismatch, the same
+ * payment sent once over HTTP and once over Kafka is a duplicate. Untagged fingerprints (the HTTP
+ * filter's, or a caller's own bytes) are one kind of their own.
+ */
 public final class Fingerprints {
+  /** The kind of the consumers' fingerprints: the SHA-256 of a message's body. */
+  public static final String MESSAGE_KIND = "message";
+
+  /** Starts every tagged fingerprint: "INBX", then the kind's length and the kind in ASCII. */
+  private static final byte[] TAG_MAGIC = {'I', 'N', 'B', 'X'};
+
+  private static final int MAX_KIND_LENGTH = 32;
+
   private Fingerprints() {}
+
+  /** The fingerprint of a message's body, of kind {@link #MESSAGE_KIND}. */
+  public static byte[] ofMessage(byte[] body) {
+    return tagged(MESSAGE_KIND, sha256(body == null ? new byte[0] : body));
+  }
+
+  /**
+   * The digest marked as being of the given kind (1 to 32 printable ASCII characters), so that it
+   * is compared only with fingerprints of the same kind.
+   */
+  public static byte[] tagged(String kind, byte[] digest) {
+    if (kind == null
+        || kind.isEmpty()
+        || kind.length() > MAX_KIND_LENGTH
+        || !kind.chars().allMatch(c -> c > 0x20 && c < 0x7f)) {
+      throw new IllegalArgumentException(
+          "a fingerprint kind must be 1 to "
+              + MAX_KIND_LENGTH
+              + " printable ASCII characters, but was '"
+              + kind
+              + "'");
+    }
+    byte[] tagged = new byte[TAG_MAGIC.length + 1 + kind.length() + digest.length];
+    System.arraycopy(TAG_MAGIC, 0, tagged, 0, TAG_MAGIC.length);
+    tagged[TAG_MAGIC.length] = (byte) kind.length();
+    byte[] kindBytes = kind.getBytes(StandardCharsets.US_ASCII);
+    System.arraycopy(kindBytes, 0, tagged, TAG_MAGIC.length + 1, kindBytes.length);
+    System.arraycopy(digest, 0, tagged, TAG_MAGIC.length + 1 + kindBytes.length, digest.length);
+    return tagged;
+  }
+
+  /** The kind a fingerprint was {@link #tagged} with, or the empty string for an untagged one. */
+  public static String kind(byte[] fingerprint) {
+    if (fingerprint == null
+        || fingerprint.length <= TAG_MAGIC.length
+        || !Arrays.equals(fingerprint, 0, TAG_MAGIC.length, TAG_MAGIC, 0, TAG_MAGIC.length)) {
+      return "";
+    }
+    int length = fingerprint[TAG_MAGIC.length];
+    if (length < 1
+        || length > MAX_KIND_LENGTH
+        || fingerprint.length < TAG_MAGIC.length + 1 + length) {
+      return "";
+    }
+    return new String(fingerprint, TAG_MAGIC.length + 1, length, StandardCharsets.US_ASCII);
+  }
+
+  /**
+   * Whether two fingerprints can tell a different request apart: both are present and of the same
+   * {@link #kind}. Where they are not comparable, a key's reuse is never a mismatch.
+   */
+  public static boolean comparable(byte[] first, byte[] second) {
+    return first != null && second != null && kind(first).equals(kind(second));
+  }
+
+  /** Whether a new claim with {@code presented} mismatches a record holding {@code recorded}. */
+  public static boolean mismatch(byte[] recorded, byte[] presented) {
+    return comparable(recorded, presented) && !Arrays.equals(recorded, presented);
+  }
 
   /** The SHA-256 of the bytes. */
   public static byte[] sha256(byte[] bytes) {
