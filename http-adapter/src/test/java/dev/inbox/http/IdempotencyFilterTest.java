@@ -9,7 +9,6 @@ import dev.inbox.InboxRecord;
 import dev.inbox.InboxSettings;
 import dev.inbox.RecordState;
 import dev.inbox.testing.ChildJvm;
-import dev.inbox.testing.EffectsTable;
 import dev.inbox.testing.TestDataSources;
 import dev.inbox.testing.TestDatabase;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -25,72 +24,18 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
 
-/**
- * The filter in a real Jetty 12, called over real HTTP, on a real PostgreSQL. Each test gets a
- * fresh schema with the inbox table and an effects table without a unique constraint, so that a
- * doubled execution shows up as a second row.
- */
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class IdempotencyFilterTest {
+/** The filter in a real Jetty 12, called over real HTTP with the JDK's client. */
+class IdempotencyFilterTest extends FilterTestBase {
   private final HttpClient client =
       HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
-  private HikariDataSource dataSource;
-  private String schema;
-  private EffectsTable effects;
-  private Inbox inbox;
-  private TestServer server;
-
-  @BeforeAll
-  void pool() {
-    dataSource = TestDataSources.pool(40);
-  }
-
-  @AfterAll
-  void closePool() {
-    dataSource.close();
-  }
-
-  @BeforeEach
-  void start() throws Exception {
-    schema = TestDataSources.newSchema("http");
-    effects = new EffectsTable(dataSource, schema);
-    effects.create();
-    inbox = inbox(Duration.ofSeconds(5));
-    server = new TestServer(inbox, dataSource, effects, 0);
-  }
-
-  @AfterEach
-  void stop() throws Exception {
-    server.close();
-    inbox.close();
-  }
-
-  private Inbox inbox(Duration lockTimeout) {
-    return Inbox.builder()
-        .dataSource(dataSource)
-        .settings(
-            InboxSettings.builder()
-                .schema(schema)
-                .janitorInterval(Duration.ZERO)
-                .lockTimeout(lockTimeout)
-                .build())
-        .migrate(true)
-        .build();
-  }
 
   @Test
   void hundred_concurrent_identical_requests_run_the_handler_once() throws Exception {
@@ -725,16 +670,6 @@ class IdempotencyFilterTest {
     throw new AssertionError("the server did not start:\n" + child.output());
   }
 
-  private static void await(String what, Callable<Boolean> condition) throws Exception {
-    long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-    while (!condition.call()) {
-      if (System.nanoTime() > deadline) {
-        throw new AssertionError("timed out after 20 s waiting until " + what);
-      }
-      Thread.sleep(20);
-    }
-  }
-
   private static double count(SimpleMeterRegistry registry, String outcome) {
     return registry.get("inbox.http.requests").tag("outcome", outcome).counter().count();
   }
@@ -763,13 +698,6 @@ class IdempotencyFilterTest {
 
   private static void assertProblem(
       HttpResponse<String> response, int status, String rule, String detail) {
-    assertThat(response.statusCode()).isEqualTo(status);
-    assertThat(response.headers().firstValue("Content-Type"))
-        .hasValueSatisfying(type -> assertThat(type).startsWith("application/problem+json"));
-    assertThat(response.body())
-        .startsWith("{\"type\":\"about:blank\",")
-        .contains("\"status\":" + status)
-        .contains("\"rule\":\"" + rule + "\"")
-        .contains(detail);
+    assertProblem(RawHttp.Response.of(response), status, rule, detail);
   }
 }

@@ -15,24 +15,31 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.EnumSet;
 import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.UnaryOperator;
 import javax.sql.DataSource;
 import org.eclipse.jetty.ee10.servlet.FilterHolder;
 import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
 import org.eclipse.jetty.ee10.servlet.ServletHolder;
+import org.eclipse.jetty.http.UriCompliance;
+import org.eclipse.jetty.server.HttpConfiguration;
+import org.eclipse.jetty.server.HttpConnectionFactory;
 import org.eclipse.jetty.server.NetworkConnector;
 import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
 
 /**
  * A real Jetty 12 with the filter in front of a payments servlet. Each run of the servlet is
- * counted; {@code POST /payments} writes one effect row through the request's inbox transaction
- * (or, in leased mode, through a connection of its own) and answers 201.
+ * counted; {@code POST /payments} (or {@code /payments/charge}) writes one effect row through the
+ * request's inbox transaction (or, in leased mode, through a connection of its own) and answers
+ * 201.
  *
  * <ul>
  *   <li>{@code ?fail=500}, or the header {@code X-Fail: 500} (not in the fingerprint, so that a
  *       retry is the same request): writes, then answers 500
- *   <li>{@code ?fail=throw}: writes, then throws
+ *   <li>{@code ?fail=throw}, or the header {@code X-Fail: throw}: writes, then throws
  *   <li>{@code ?fail=serialization}: writes, then PostgreSQL raises a serialization failure (40001)
  *       in the inbox transaction, which the servlet throws on
  *   <li>{@code ?fail=commit}: writes, then tries to commit the inbox transaction itself
@@ -41,6 +48,7 @@ import org.eclipse.jetty.server.Server;
  *   <li>{@code ?reject=N}: writes nothing and answers N (a client error)
  *   <li>{@code ?big=N}: answers a body of N bytes
  *   <li>{@code ?sleepMs=N}: writes, then sleeps before failing or answering
+ *   <li>{@code ?gate=1}: writes, then waits (up to a minute) until the test opens {@link #gate}
  *   <li>{@code ?close=1}: closes the inbox connection first, as a try-with-resources would
  * </ul>
  *
@@ -52,6 +60,10 @@ final class TestServer implements AutoCloseable {
   static final Map<String, String> TENANTS = Map.of("key-a", "tenant-a", "key-b", "tenant-b");
 
   final AtomicInteger runs = new AtomicInteger();
+
+  /** Holds {@code ?gate=1} requests after their write until a test counts it down. */
+  final CountDownLatch gate = new CountDownLatch(1);
+
   private final Server server;
   private final DataSource dataSource;
   private final EffectsTable effects;
@@ -67,6 +79,21 @@ final class TestServer implements AutoCloseable {
       int port,
       UnaryOperator<IdempotencyFilter.Builder> customize)
       throws Exception {
+    this(inbox, dataSource, effects, port, customize, UriCompliance.DEFAULT);
+  }
+
+  /**
+   * A server whose connector accepts the URIs that {@code compliance} allows: Jetty's default
+   * refuses ambiguous ones (encoded dot segments and separators, empty segments) itself.
+   */
+  TestServer(
+      Inbox inbox,
+      DataSource dataSource,
+      EffectsTable effects,
+      int port,
+      UnaryOperator<IdempotencyFilter.Builder> customize,
+      UriCompliance compliance)
+      throws Exception {
     this.dataSource = dataSource;
     this.effects = effects;
     IdempotencyFilter.Builder builder =
@@ -76,12 +103,19 @@ final class TestServer implements AutoCloseable {
             .inFlightWait(Duration.ofSeconds(10))
             .maxStoredBody(64 * 1024);
     IdempotencyFilter filter = customize.apply(builder).build();
-    server = new Server(port);
+    server = new Server();
+    HttpConfiguration http = new HttpConfiguration();
+    http.setUriCompliance(compliance);
+    ServerConnector connector = new ServerConnector(server, new HttpConnectionFactory(http));
+    connector.setPort(port);
+    server.addConnector(connector);
     ServletContextHandler context = new ServletContextHandler();
     FilterHolder filterHolder = new FilterHolder(filter);
     filterHolder.setAsyncSupported(true); // as Spring Boot registers its filters
     context.addFilter(filterHolder, "/*", EnumSet.of(DispatcherType.REQUEST));
-    context.addServlet(new ServletHolder(new PaymentServlet()), "/payments");
+    ServletHolder payments = new ServletHolder(new PaymentServlet());
+    context.addServlet(payments, "/payments");
+    context.addServlet(payments, "/payments/charge");
     ServletHolder async = new ServletHolder(new AsyncPaymentServlet());
     async.setAsyncSupported(true);
     context.addServlet(async, "/payments/async");
@@ -150,6 +184,13 @@ final class TestServer implements AutoCloseable {
         write(request, key, amount);
       } catch (SQLException e) {
         throw new IOException(e);
+      }
+      if (request.getParameter("gate") != null) {
+        try {
+          gate.await(1, TimeUnit.MINUTES);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
       }
       if (request.getParameter("sleepMs") != null) {
         try {
