@@ -74,6 +74,16 @@ import org.slf4j.LoggerFactory;
  *       gets 409 with {@code Retry-After}.
  * </ul>
  *
+ * <p>A key must be printable ASCII, and any other byte in the header gets 400 with the rule {@code
+ * idempotency-key-not-ascii}: the filter neither decodes the bytes as UTF-8 nor takes the
+ * container's ISO-8859-1 reading of them as the key. The draft defines the field as an RFC 8941
+ * sf-string, which is printable ASCII; HTTP gives other header bytes no charset (RFC 9110's opaque
+ * obs-text), and clients disagree on them (curl sends {@code é} as two UTF-8 bytes, the JDK's
+ * HttpClient as one ISO-8859-1 byte, and refuses {@code €}), so any decoding is a guess. A wrong
+ * guess turns the key {@code xch-é-1} that a message consumer records into another key over HTTP,
+ * and one payment into two. Payment APIs such as Stripe's ask for UUIDs or similar ASCII keys, and
+ * a client that sends anything else is told at once, before anything is claimed.
+ *
  * <p>Asynchronous servlets ({@code startAsync}) are not supported behind this filter: the response
  * must be complete when the chain returns. A request that starts async processing is treated as a
  * handler failure (its writes rolled back, the key released, 500), never recorded with the empty
@@ -329,7 +339,11 @@ public final class IdempotencyFilter implements Filter {
       key = IdempotencyKeyHeader.parse(values.get(0));
     } catch (IllegalArgumentException e) {
       exchange.outcome = RequestOutcome.INVALID_KEY;
-      rejectUnread(response, 400, "idempotency-key-invalid", headerName + " " + e.getMessage());
+      String rule =
+          e instanceof IdempotencyKeyHeader.NotAsciiException
+              ? "idempotency-key-not-ascii"
+              : "idempotency-key-invalid";
+      rejectUnread(response, 400, rule, headerName + " " + e.getMessage());
       return;
     }
     String scope = scopes.scopeOf(request);

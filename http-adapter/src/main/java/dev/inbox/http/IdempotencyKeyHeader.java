@@ -4,19 +4,41 @@ import dev.inbox.InboxKeys;
 
 /**
  * Parses an Idempotency-Key header value: the draft's structured-field string ({@code "abc"}, with
- * {@code \"} and {@code \\} escapes) or a bare token, which is trimmed. Both then follow the rules
- * of {@link InboxKeys}, so {@code "abc"} and {@code abc} name the same key.
+ * {@code \"} and {@code \\} escapes) or a bare token, which is trimmed. Both must be printable
+ * ASCII, as an sf-string is, and then follow the rules of {@link InboxKeys}, so {@code "abc"} and
+ * {@code abc} name the same key.
  */
 final class IdempotencyKeyHeader {
   private IdempotencyKeyHeader() {}
 
   /**
+   * The value has a character outside printable ASCII. Containers decode header bytes as they
+   * please (Jetty as ISO-8859-1), so the character is never named: only where it is.
+   */
+  static final class NotAsciiException extends IllegalArgumentException {
+    private static final long serialVersionUID = 1L;
+
+    NotAsciiException(int index) {
+      super(
+          "must be printable ASCII (the draft's structured-field string, RFC 8941), but has a"
+              + " non-ASCII byte at index "
+              + index
+              + "; send a key of ASCII letters, digits and punctuation, such as a UUID");
+    }
+  }
+
+  /**
    * The key.
    *
    * @throws IllegalArgumentException whose message is the broken rule, phrased to follow the
-   *     header's name ("must not be empty")
+   *     header's name ("must not be empty"); a {@link NotAsciiException} for a non-ASCII value
    */
   static String parse(String value) {
+    for (int i = 0; i < value.length(); i++) {
+      if (value.charAt(i) > '~') {
+        throw new NotAsciiException(i);
+      }
+    }
     String trimmed = value.trim();
     String key = trimmed.startsWith("\"") ? unquote(trimmed) : trimmed;
     String broken = InboxKeys.brokenRule(key);

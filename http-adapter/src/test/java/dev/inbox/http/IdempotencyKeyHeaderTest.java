@@ -26,6 +26,10 @@ class IdempotencyKeyHeaderTest {
         .hasMessage("must be at most 255 characters, but has 256");
     assertThatThrownBy(() -> IdempotencyKeyHeader.parse("a\u0001b"))
         .hasMessage("must not contain control characters, but has U+0001 at index 1");
+    assertThatThrownBy(() -> IdempotencyKeyHeader.parse("xch-\u00c3\u00a9-1"))
+        .isInstanceOf(IdempotencyKeyHeader.NotAsciiException.class)
+        .hasMessageStartingWith("must be printable ASCII")
+        .hasMessageContaining("at index 4");
     assertThatThrownBy(() -> IdempotencyKeyHeader.parse("\"abc"))
         .hasMessageStartingWith("must end with a double quote");
     assertThatThrownBy(() -> IdempotencyKeyHeader.parse("\"a\"b\""))
