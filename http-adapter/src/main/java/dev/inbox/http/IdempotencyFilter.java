@@ -252,29 +252,35 @@ public final class IdempotencyFilter implements Filter {
       throws IOException, ServletException {
     if (!(req instanceof HttpServletRequest request)
         || !(res instanceof HttpServletResponse response)
-        || !appliesTo(request)) {
+        || !methods.contains(request.getMethod().toUpperCase(Locale.ROOT))) {
       chain.doFilter(req, res);
       return;
     }
     Exchange exchange = new Exchange(System.nanoTime());
     try {
-      filter(request, response, chain, exchange);
+      String path = RoutedPath.of(request);
+      if (path == null) {
+        exchange.outcome = RequestOutcome.INVALID_PATH;
+        rejectUnread(
+            response,
+            400,
+            "path-ambiguous",
+            "the request path "
+                + InboxKeys.describe(request.getRequestURI())
+                + " cannot be decoded unambiguously (an encoded '/' or dot segment, an empty"
+                + " segment, or a parameter on a dot segment); send the path in its plain form");
+        return;
+      }
+      if (!paths.test(path)) {
+        chain.doFilter(req, res);
+        return;
+      }
+      filter(request, path, response, chain, exchange);
     } finally {
       if (exchange.outcome != null) {
         report(exchange);
       }
     }
-  }
-
-  private boolean appliesTo(HttpServletRequest request) {
-    if (!methods.contains(request.getMethod().toUpperCase(Locale.ROOT))) {
-      return false;
-    }
-    String uri = request.getRequestURI();
-    String context = request.getContextPath();
-    String path =
-        context != null && uri.startsWith(context) ? uri.substring(context.length()) : uri;
-    return paths.test(path.isEmpty() ? "/" : path);
   }
 
   /** One request on its way through the filter: how it ended and how long the handler took. */
@@ -307,6 +313,7 @@ public final class IdempotencyFilter implements Filter {
 
   private void filter(
       HttpServletRequest request,
+      String path,
       HttpServletResponse response,
       FilterChain chain,
       Exchange exchange)
@@ -370,7 +377,7 @@ public final class IdempotencyFilter implements Filter {
     }
     buffered.setAttribute(IdempotentRequests.SCOPE_ATTRIBUTE, scope);
     buffered.setAttribute(IdempotentRequests.KEY_ATTRIBUTE, key);
-    KeyedRequest keyed = new KeyedRequest(buffered, scope, key, fingerprint(buffered));
+    KeyedRequest keyed = new KeyedRequest(buffered, scope, key, fingerprint(buffered, path));
     handle(keyed, response, chain, exchange);
   }
 
@@ -724,10 +731,15 @@ public final class IdempotencyFilter implements Filter {
     }
   }
 
-  private byte[] fingerprint(BufferedRequest request) {
+  /**
+   * The path is the one the container routes on, behind the context's own path: the request URI
+   * exactly when the client sent the path in its plain form, so that such requests keep the
+   * fingerprints they had when the raw request URI was used.
+   */
+  private byte[] fingerprint(BufferedRequest request, String path) {
     MessageDigest digest = Fingerprints.newDigest();
     update(digest, request.getMethod().toUpperCase(Locale.ROOT));
-    update(digest, request.getRequestURI());
+    update(digest, request.getServletContext().getContextPath() + path);
     update(digest, Objects.toString(request.getQueryString(), ""));
     update(digest, Objects.toString(request.getContentType(), ""));
     for (String header : fingerprintHeaders) {
@@ -814,8 +826,11 @@ public final class IdempotencyFilter implements Filter {
     }
 
     /**
-     * Which paths the filter applies to, tested on the path inside the application (the request URI
-     * without the context path). Defaults to every path.
+     * Which paths the filter applies to, tested on the path the container routes on: the servlet
+     * path and path info, decoded and normalised, without the context path ({@code /payments} for
+     * {@code /app/%70ayments;v=1} or {@code /app/a/../payments}). The fingerprint uses the same
+     * path. A request whose path the container cannot decode unambiguously gets 400 (rule {@code
+     * path-ambiguous}) for the filter's methods, whatever the predicate. Defaults to every path.
      */
     public Builder paths(Predicate<String> paths) {
       this.paths = Objects.requireNonNull(paths, "paths must not be null");

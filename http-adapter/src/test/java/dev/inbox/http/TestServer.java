@@ -79,12 +79,14 @@ final class TestServer implements AutoCloseable {
       int port,
       UnaryOperator<IdempotencyFilter.Builder> customize)
       throws Exception {
-    this(inbox, dataSource, effects, port, customize, UriCompliance.DEFAULT);
+    this(inbox, dataSource, effects, port, customize, UriCompliance.DEFAULT, false);
   }
 
   /**
    * A server whose connector accepts the URIs that {@code compliance} allows: Jetty's default
-   * refuses ambiguous ones (encoded dot segments and separators, empty segments) itself.
+   * refuses ambiguous ones (encoded dot segments and separators, empty segments) itself. With
+   * {@code decodeAmbiguousUris}, the servlet API hands such paths over decoded but not normalised
+   * instead of throwing.
    */
   TestServer(
       Inbox inbox,
@@ -92,7 +94,8 @@ final class TestServer implements AutoCloseable {
       EffectsTable effects,
       int port,
       UnaryOperator<IdempotencyFilter.Builder> customize,
-      UriCompliance compliance)
+      UriCompliance compliance,
+      boolean decodeAmbiguousUris)
       throws Exception {
     this.dataSource = dataSource;
     this.effects = effects;
@@ -119,6 +122,7 @@ final class TestServer implements AutoCloseable {
     ServletHolder async = new ServletHolder(new AsyncPaymentServlet());
     async.setAsyncSupported(true);
     context.addServlet(async, "/payments/async");
+    context.getServletHandler().setDecodeAmbiguousURIs(decodeAmbiguousUris);
     server.setHandler(context);
     server.start();
   }

@@ -16,6 +16,8 @@ public enum RequestOutcome {
   MISSING_KEY,
   /** The key was repeated or broke a rule: 400. */
   INVALID_KEY,
+  /** The container could not decode the request's path unambiguously: 400. */
+  INVALID_PATH,
   /** No scope could be resolved for the request: 401. */
   NO_SCOPE,
   /** The request body was larger than the limit: 413. */
