@@ -72,6 +72,11 @@ import org.slf4j.LoggerFactory;
  *       Builder#noStoredResponse fallback}.
  *   <li>A retry while the first request is in flight waits up to {@link Builder#inFlightWait}, then
  *       gets 409 with {@code Retry-After}.
+ *   <li>When the filter's own work fails, the client gets problem details that name no exception,
+ *       SQL, host or port, and the log gets the detail: 503 with {@code Retry-After} ({@link
+ *       Builder#unavailableRetryAfter}) when the database is unreachable, its pool exhausted or the
+ *       connection lost, 500 otherwise. An exception thrown by the application goes on to the
+ *       container's error handling, as without the filter (after the rollback and release).
  * </ul>
  *
  * <p>A key must be printable ASCII, and any other byte in the header gets 400 with the rule {@code
@@ -116,6 +121,9 @@ public final class IdempotencyFilter implements Filter {
 
   /** A 409 asks the client to retry after 1 second. */
   public static final Duration DEFAULT_RETRY_AFTER = Duration.ofSeconds(1);
+
+  /** A 503 for an unavailable database asks the client to retry after 5 seconds. */
+  public static final Duration DEFAULT_UNAVAILABLE_RETRY_AFTER = Duration.ofSeconds(5);
 
   /**
    * Defaults to storing 2xx, 4xx, and the redirects that end a request (301, 302 and 303: the
@@ -198,6 +206,7 @@ public final class IdempotencyFilter implements Filter {
   private final List<String> fingerprintHeaders;
   private final Duration inFlightWait;
   private final Duration retryAfter;
+  private final Duration unavailableRetryAfter;
   private final IntPredicate storedStatuses;
   private final Set<String> replayedHeaders;
   private final int maxStoredBody;
@@ -217,6 +226,7 @@ public final class IdempotencyFilter implements Filter {
     this.fingerprintHeaders = List.copyOf(b.fingerprintHeaders);
     this.inFlightWait = b.inFlightWait;
     this.retryAfter = b.retryAfter;
+    this.unavailableRetryAfter = b.unavailableRetryAfter;
     this.storedStatuses = b.storedStatuses;
     TreeSet<String> replayed = new TreeSet<>(String.CASE_INSENSITIVE_ORDER);
     replayed.addAll(b.replayedHeaders);
@@ -296,6 +306,9 @@ public final class IdempotencyFilter implements Filter {
 
     /** An answer whose status is not stored, sent once its failed attempt is counted. */
     BufferedResponse unstoredAnswer;
+
+    /** What the handler threw, told apart from the filter's own failures. */
+    Throwable handlerFailure;
 
     Exchange(long startNanos) {
       this.startNanos = startNanos;
@@ -378,7 +391,58 @@ public final class IdempotencyFilter implements Filter {
     buffered.setAttribute(IdempotentRequests.SCOPE_ATTRIBUTE, scope);
     buffered.setAttribute(IdempotentRequests.KEY_ATTRIBUTE, key);
     KeyedRequest keyed = new KeyedRequest(buffered, scope, key, fingerprint(buffered, path));
-    handle(keyed, response, chain, exchange);
+    try {
+      handle(keyed, response, chain, exchange);
+    } catch (ServletException | RuntimeException e) {
+      // The handler's own exceptions go to the container's error handling, as they would without
+      // the filter; the filter's failures (the database's, mostly) are answered here.
+      if (e == exchange.handlerFailure || response.isCommitted()) {
+        throw e;
+      }
+      answerFailure(keyed, response, e, exchange);
+    }
+  }
+
+  /**
+   * Answers a failure of the filter's own work with problem details that name no exception, SQL,
+   * host or port, and logs the detail: 503 with {@code Retry-After} when the database cannot be
+   * reached, its pool is exhausted or the connection was lost, and 500 for anything else.
+   */
+  private void answerFailure(
+      KeyedRequest keyed, HttpServletResponse response, Exception e, Exchange exchange)
+      throws IOException {
+    response.reset();
+    if (DatabaseFailures.isUnavailable(e)) {
+      exchange.outcome = RequestOutcome.UNAVAILABLE;
+      long seconds = Math.max(1, unavailableRetryAfter.toSeconds());
+      log.warn(
+          "the database is unavailable for the request with key {} in scope {}; answered 503",
+          InboxKeys.describe(keyed.key()),
+          InboxKeys.describe(keyed.scope()),
+          e);
+      response.setHeader("Retry-After", Long.toString(seconds));
+      Problems.send(
+          response,
+          503,
+          "database-unavailable",
+          "the database behind this service is unavailable; retry after "
+              + seconds
+              + " s with the same "
+              + headerName);
+    } else {
+      exchange.outcome = RequestOutcome.ERROR;
+      log.error(
+          "the request with key {} in scope {} failed in the idempotency filter; answered 500",
+          InboxKeys.describe(keyed.key()),
+          InboxKeys.describe(keyed.scope()),
+          e);
+      Problems.send(
+          response,
+          500,
+          "internal-error",
+          "the request failed with an internal error, which was logged; retry with the same "
+              + headerName);
+    }
   }
 
   /**
@@ -605,6 +669,9 @@ public final class IdempotencyFilter implements Filter {
     long start = System.nanoTime();
     try {
       chain.doFilter(request, response);
+    } catch (IOException | ServletException | RuntimeException | Error e) {
+      exchange.handlerFailure = e;
+      throw e;
     } finally {
       exchange.handlerNanos += System.nanoTime() - start;
     }
@@ -620,7 +687,9 @@ public final class IdempotencyFilter implements Filter {
       Problems.send(
           (HttpServletResponse) response.getResponse(), 500, "async-not-supported", detail);
       request.getAsyncContext().complete();
-      throw new ServletException(detail);
+      ServletException failure = new ServletException(detail);
+      exchange.handlerFailure = failure;
+      throw failure;
     }
   }
 
@@ -780,6 +849,7 @@ public final class IdempotencyFilter implements Filter {
     private List<String> fingerprintHeaders = List.of();
     private Duration inFlightWait = DEFAULT_IN_FLIGHT_WAIT;
     private Duration retryAfter = DEFAULT_RETRY_AFTER;
+    private Duration unavailableRetryAfter = DEFAULT_UNAVAILABLE_RETRY_AFTER;
     private IntPredicate storedStatuses = DEFAULT_STORED_STATUSES;
     private Set<String> replayedHeaders = DEFAULT_REPLAYED_HEADERS;
     private int maxStoredBody = DEFAULT_MAX_STORED_BODY;
@@ -922,6 +992,20 @@ public final class IdempotencyFilter implements Filter {
         throw new IllegalArgumentException("retryAfter must be positive, but was " + retryAfter);
       }
       this.retryAfter = retryAfter;
+      return this;
+    }
+
+    /**
+     * The {@code Retry-After} of a 503 for an unavailable database (unreachable, its pool
+     * exhausted, the connection lost), in whole seconds (at least 1). Defaults to 5 seconds.
+     */
+    public Builder unavailableRetryAfter(Duration retryAfter) {
+      Objects.requireNonNull(retryAfter, "unavailableRetryAfter must not be null");
+      if (retryAfter.isNegative() || retryAfter.isZero()) {
+        throw new IllegalArgumentException(
+            "unavailableRetryAfter must be positive, but was " + retryAfter);
+      }
+      this.unavailableRetryAfter = retryAfter;
       return this;
     }
 

@@ -20,7 +20,8 @@ final class Problems {
           409, "Conflict",
           413, "Content Too Large",
           422, "Unprocessable Content",
-          500, "Internal Server Error");
+          500, "Internal Server Error",
+          503, "Service Unavailable");
 
   private Problems() {}
 

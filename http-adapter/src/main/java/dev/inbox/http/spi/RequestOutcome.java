@@ -25,7 +25,11 @@ public enum RequestOutcome {
   /** The handler failed (exception or a status that is not stored); the key was released. */
   RELEASED,
   /** The key failed {@code maxAttempts} times and is refused: 422. */
-  GAVE_UP;
+  GAVE_UP,
+  /** The database was unreachable, its pool exhausted or the connection lost: 503. */
+  UNAVAILABLE,
+  /** The filter's own work failed otherwise: 500. */
+  ERROR;
 
   /** The lower-case name used as a metrics tag, such as {@code missing_key}. */
   public String tag() {

@@ -1,0 +1,277 @@
+package dev.inbox.http;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import dev.inbox.Inbox;
+import dev.inbox.InboxSettings;
+import dev.inbox.testing.TestDatabase;
+import java.io.ByteArrayOutputStream;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.io.PrintWriter;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.SQLFeatureNotSupportedException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.logging.Logger;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+import org.postgresql.ds.PGSimpleDataSource;
+
+/**
+ * The database failing under the filter: refusing connections, its pool exhausted, the request's
+ * backend terminated, its table gone. Clients must get problem details, 503 with Retry-After while
+ * the database is unavailable and 500 otherwise, that name no exception, SQL, host or port; the
+ * server's log gets the detail, and never a password.
+ */
+class DatabaseFailureTest extends FilterTestBase {
+  private static final String PASSWORD = "pw-that-must-never-leak";
+
+  @ParameterizedTest
+  @EnumSource(IdempotencyFilter.Mode.class)
+  void a_database_that_refuses_connections_gets_503_with_retry_after_and_no_internals(
+      IdempotencyFilter.Mode mode) throws Exception {
+    int closedPort;
+    try (ServerSocket socket = new ServerSocket(0)) {
+      closedPort = socket.getLocalPort();
+    }
+    SwitchableDataSource database = new SwitchableDataSource(dataSource);
+    try (Inbox switchable = inboxOn(database);
+        TestServer down = new TestServer(switchable, database, effects, 0, b -> b.mode(mode))) {
+      PGSimpleDataSource refusing = new PGSimpleDataSource();
+      refusing.setServerNames(new String[] {"127.0.0.1"});
+      refusing.setPortNumbers(new int[] {closedPort});
+      refusing.setDatabaseName("payments");
+      refusing.setUser("postgres");
+      refusing.setPassword(PASSWORD);
+      database.target = refusing;
+
+      ByteArrayOutputStream log = new ByteArrayOutputStream();
+      RawHttp.Response answer =
+          capturingStandardError(
+              log, () -> RawHttp.post(down.port(), "/payments", "key-a", "down-1", "100"));
+
+      assertProblem(answer, 503, "database-unavailable", "retry");
+      assertThat(answer.header("Retry-After"))
+          .hasValueSatisfying(s -> assertThat(s).matches("[1-9][0-9]*"));
+      assertNoInternals(answer, Integer.toString(closedPort));
+      String logged = log.toString(StandardCharsets.UTF_8);
+      assertThat(logged).as("the server log").contains("'down-1'").contains("refused");
+      assertThat(logged).as("the server log").doesNotContain(PASSWORD);
+      assertThat(down.runs).as("handler runs").hasValue(0);
+
+      database.target = dataSource;
+      RawHttp.Response retry = RawHttp.post(down.port(), "/payments", "key-a", "down-1", "100");
+      assertThat(retry.status()).as(retry.body()).isEqualTo(201);
+      assertThat(effects.count()).as("effect rows").isEqualTo(1);
+    }
+  }
+
+  @Test
+  void an_exhausted_pool_gets_503_with_retry_after() throws Exception {
+    TestDatabase db = TestDatabase.shared();
+    HikariConfig config = new HikariConfig();
+    config.setJdbcUrl(db.jdbcUrl());
+    config.setUsername(db.user());
+    config.setPassword(db.password());
+    config.setMaximumPoolSize(1);
+    config.setConnectionTimeout(250);
+    try (HikariDataSource one = new HikariDataSource(config)) {
+      try (Inbox small = inboxOn(one);
+          TestServer starved = new TestServer(small, one, effects, 0)) {
+        RawHttp.Response answer;
+        try (Connection held = one.getConnection()) {
+          answer = RawHttp.post(starved.port(), "/payments", "key-a", "pool-1", "100");
+        }
+        assertProblem(answer, 503, "database-unavailable", "retry");
+        assertThat(answer.header("Retry-After")).isPresent();
+        assertNoInternals(answer, "Connection is not available");
+        assertThat(starved.runs).as("handler runs").hasValue(0);
+
+        RawHttp.Response retry =
+            RawHttp.post(starved.port(), "/payments", "key-a", "pool-1", "100");
+        assertThat(retry.status()).as(retry.body()).isEqualTo(201);
+        assertThat(effects.count()).as("effect rows").isEqualTo(1);
+      }
+    }
+  }
+
+  @Test
+  void a_backend_terminated_mid_request_gets_503_and_the_retry_runs_exactly_once()
+      throws Exception {
+    CompletableFuture<RawHttp.Response> first =
+        CompletableFuture.supplyAsync(
+            () -> {
+              try {
+                return RawHttp.post(server.port(), "/payments?gate=1", "key-a", "term-1", "100");
+              } catch (Exception e) {
+                throw new IllegalStateException(e);
+              }
+            });
+    await("the handler holds its uncommitted write", () -> backendWritingEffects() != 0);
+    try (Connection admin = TestDatabase.shared().connect();
+        Statement s = admin.createStatement()) {
+      s.execute("SELECT pg_terminate_backend(" + backendWritingEffects() + ")");
+    }
+    server.gate.countDown();
+
+    RawHttp.Response answer = first.get(60, TimeUnit.SECONDS);
+    assertProblem(answer, 503, "database-unavailable", "retry");
+    assertNoInternals(answer, "terminat");
+    assertThat(effects.count()).as("effect rows after the terminated backend").isZero();
+
+    RawHttp.Response retry =
+        RawHttp.post(server.port(), "/payments?gate=1", "key-a", "term-1", "100");
+    RawHttp.Response again =
+        RawHttp.post(server.port(), "/payments?gate=1", "key-a", "term-1", "100");
+    assertThat(retry.status()).as(retry.body()).isEqualTo(201);
+    assertThat(retry.replayed()).isFalse();
+    assertThat(again.replayed()).isTrue();
+    assertThat(effects.count()).as("effect rows after the retries").isEqualTo(1);
+  }
+
+  @Test
+  void an_unexpected_database_error_gets_500_without_internals() throws Exception {
+    try (Connection admin = TestDatabase.shared().connect();
+        Statement s = admin.createStatement()) {
+      s.execute("DROP TABLE " + schema + ".inbox");
+    }
+    RawHttp.Response answer = RawHttp.post(server.port(), "/payments", "key-a", "gone-1", "100");
+    assertProblem(answer, 500, "internal-error", "logged");
+    assertThat(answer.header("Retry-After")).isEmpty();
+    assertNoInternals(answer, "relation");
+    assertThat(answer.body()).doesNotContain(schema).doesNotContain("inbox\"");
+    assertThat(server.runs).as("handler runs").hasValue(0);
+    assertThat(effects.count()).as("effect rows").isZero();
+  }
+
+  private Inbox inboxOn(DataSource source) {
+    return Inbox.builder()
+        .dataSource(source)
+        .settings(InboxSettings.builder().schema(schema).janitorInterval(Duration.ZERO).build())
+        .build();
+  }
+
+  /** The backend whose open transaction holds a write on this test's effects table, or 0. */
+  private int backendWritingEffects() throws SQLException {
+    try (Connection c = TestDatabase.shared().connect();
+        Statement s = c.createStatement();
+        ResultSet rs =
+            s.executeQuery(
+                "SELECT coalesce(max(l.pid), 0) FROM pg_locks l"
+                    + " JOIN pg_class t ON t.oid = l.relation"
+                    + " JOIN pg_namespace n ON n.oid = t.relnamespace"
+                    + " WHERE n.nspname = '"
+                    + schema
+                    + "' AND t.relname = 'effects' AND l.mode = 'RowExclusiveLock'")) {
+      rs.next();
+      return rs.getInt(1);
+    }
+  }
+
+  private static void assertNoInternals(RawHttp.Response answer, String alsoAbsent) {
+    assertThat(answer.body())
+        .as("the body names no internals")
+        .doesNotContainIgnoringCase("exception")
+        .doesNotContain("org.")
+        .doesNotContain("java.")
+        .doesNotContain("SQL")
+        .doesNotContain("127.0.0.1")
+        .doesNotContain("localhost")
+        .doesNotContain("postgres")
+        .doesNotContain(PASSWORD)
+        .doesNotContain(alsoAbsent)
+        .doesNotContain("<html");
+  }
+
+  /** Runs the call with the standard error (where slf4j-simple logs) copied into {@code log}. */
+  private static <T> T capturingStandardError(
+      ByteArrayOutputStream log, java.util.concurrent.Callable<T> call) throws Exception {
+    PrintStream original = System.err;
+    System.setErr(
+        new PrintStream(
+            new OutputStream() {
+              @Override
+              public void write(int b) {
+                original.write(b);
+                log.write(b);
+              }
+
+              @Override
+              public void write(byte[] b, int off, int len) {
+                original.write(b, off, len);
+                log.write(b, off, len);
+              }
+            },
+            true,
+            StandardCharsets.UTF_8));
+    try {
+      return call.call();
+    } finally {
+      System.setErr(original);
+    }
+  }
+
+  /**
+   * The real pool until a test points it at another data source, as a database that goes away after
+   * the inbox has started.
+   */
+  private static final class SwitchableDataSource implements DataSource {
+    volatile DataSource target;
+
+    SwitchableDataSource(DataSource target) {
+      this.target = target;
+    }
+
+    @Override
+    public Connection getConnection() throws SQLException {
+      return target.getConnection();
+    }
+
+    @Override
+    public Connection getConnection(String user, String password) throws SQLException {
+      return target.getConnection(user, password);
+    }
+
+    @Override
+    public PrintWriter getLogWriter() {
+      return null;
+    }
+
+    @Override
+    public void setLogWriter(PrintWriter out) {}
+
+    @Override
+    public void setLoginTimeout(int seconds) {}
+
+    @Override
+    public int getLoginTimeout() {
+      return 0;
+    }
+
+    @Override
+    public Logger getParentLogger() throws SQLFeatureNotSupportedException {
+      throw new SQLFeatureNotSupportedException();
+    }
+
+    @Override
+    public <T> T unwrap(Class<T> type) throws SQLException {
+      throw new SQLException("not a wrapper");
+    }
+
+    @Override
+    public boolean isWrapperFor(Class<?> type) {
+      return false;
+    }
+  }
+}
