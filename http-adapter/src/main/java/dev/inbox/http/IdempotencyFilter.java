@@ -50,10 +50,11 @@ import org.slf4j.LoggerFactory;
  * <p>For each request whose method and path it applies to:
  *
  * <ul>
- *   <li>A missing key (when required), a repeated header or an invalid key gets 400; a request with
- *       no resolvable {@link ScopeResolver scope} gets 401; a body over {@link
- *       Builder#maxRequestBody} gets 413. Each carries an RFC 9457 {@code application/problem+json}
- *       body whose {@code rule} member names the rule that failed.
+ *   <li>A missing key (when required), a repeated header, an invalid key or a path that the
+ *       container cannot decode unambiguously gets 400; a request with no resolvable {@link
+ *       ScopeResolver scope} gets 401; a body over {@link Builder#maxRequestBody} gets 413. Each
+ *       carries an RFC 9457 {@code application/problem+json} body whose {@code rule} member names
+ *       the rule that failed.
  *   <li>The key is claimed as (scope, key) with a SHA-256 fingerprint over the method, path, query,
  *       content type, body and the configured headers. The same key with another fingerprint gets
  *       422.
@@ -648,7 +649,12 @@ public final class IdempotencyFilter implements Filter {
       runChain(keyed.request(), buffered, chain, exchange);
     } catch (IOException | ServletException | RuntimeException e) {
       exchange.outcome = RequestOutcome.RELEASED;
-      inbox.fail(lease, "the handler threw " + e);
+      try {
+        inbox.fail(lease, "the handler threw " + e);
+      } catch (RuntimeException failing) {
+        failing.addSuppressed(e);
+        throw failing;
+      }
       throw e;
     }
     int status = buffered.getStatus();

@@ -35,7 +35,8 @@ final class IdempotencyKeyHeader {
    */
   static String parse(String value) {
     for (int i = 0; i < value.length(); i++) {
-      if (value.charAt(i) > '~') {
+      // DEL (0x7F) is ASCII: InboxKeys names it, with the other controls.
+      if (value.charAt(i) > 0x7F) {
         throw new NotAsciiException(i);
       }
     }
