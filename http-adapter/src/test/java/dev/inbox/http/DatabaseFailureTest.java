@@ -14,7 +14,6 @@ import java.io.PrintWriter;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.SQLFeatureNotSupportedException;
 import java.sql.Statement;
@@ -118,10 +117,10 @@ class DatabaseFailureTest extends FilterTestBase {
                 throw new IllegalStateException(e);
               }
             });
-    await("the handler holds its uncommitted write", () -> backendWritingEffects() != 0);
+    await("the handler holds its uncommitted write", () -> !backendsWritingEffects().isEmpty());
     try (Connection admin = TestDatabase.shared().connect();
         Statement s = admin.createStatement()) {
-      s.execute("SELECT pg_terminate_backend(" + backendWritingEffects() + ")");
+      s.execute("SELECT pg_terminate_backend(" + backendsWritingEffects().get(0) + ")");
     }
     server.gate.countDown();
 
@@ -160,23 +159,6 @@ class DatabaseFailureTest extends FilterTestBase {
         .dataSource(source)
         .settings(InboxSettings.builder().schema(schema).janitorInterval(Duration.ZERO).build())
         .build();
-  }
-
-  /** The backend whose open transaction holds a write on this test's effects table, or 0. */
-  private int backendWritingEffects() throws SQLException {
-    try (Connection c = TestDatabase.shared().connect();
-        Statement s = c.createStatement();
-        ResultSet rs =
-            s.executeQuery(
-                "SELECT coalesce(max(l.pid), 0) FROM pg_locks l"
-                    + " JOIN pg_class t ON t.oid = l.relation"
-                    + " JOIN pg_namespace n ON n.oid = t.relnamespace"
-                    + " WHERE n.nspname = '"
-                    + schema
-                    + "' AND t.relname = 'effects' AND l.mode = 'RowExclusiveLock'")) {
-      rs.next();
-      return rs.getInt(1);
-    }
   }
 
   private static void assertNoInternals(RawHttp.Response answer, String alsoAbsent) {

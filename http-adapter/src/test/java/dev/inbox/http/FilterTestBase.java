@@ -7,7 +7,14 @@ import dev.inbox.Inbox;
 import dev.inbox.InboxSettings;
 import dev.inbox.testing.EffectsTable;
 import dev.inbox.testing.TestDataSources;
+import dev.inbox.testing.TestDatabase;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.Callable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -64,6 +71,25 @@ abstract class FilterTestBase {
                 .build())
         .migrate(true)
         .build();
+  }
+
+  /** The backends whose open transactions hold a write on this test's effects table. */
+  List<Integer> backendsWritingEffects() throws SQLException {
+    try (Connection c = TestDatabase.shared().connect();
+        Statement s = c.createStatement();
+        ResultSet rs =
+            s.executeQuery(
+                "SELECT DISTINCT l.pid FROM pg_locks l JOIN pg_class t ON t.oid = l.relation"
+                    + " JOIN pg_namespace n ON n.oid = t.relnamespace"
+                    + " WHERE n.nspname = '"
+                    + schema
+                    + "' AND t.relname = 'effects' AND l.mode = 'RowExclusiveLock'")) {
+      List<Integer> pids = new ArrayList<>();
+      while (rs.next()) {
+        pids.add(rs.getInt(1));
+      }
+      return pids;
+    }
   }
 
   static void await(String what, Callable<Boolean> condition) throws Exception {

@@ -617,7 +617,7 @@ class IdempotencyFilterTest extends FilterTestBase {
               HttpResponse.BodyHandlers.ofString());
       await(
           "the child's handler holds its uncommitted write",
-          () -> uncommittedTransactionsOf(schema) > 0);
+          () -> !backendsWritingEffects().isEmpty());
       child.kill9();
       assertThat(inFlight).failsWithin(Duration.ofSeconds(10));
     }
@@ -635,22 +635,6 @@ class IdempotencyFilterTest extends FilterTestBase {
       assertThat(effects.count())
           .as("exactly one effect row after crash and two retries")
           .isEqualTo(1);
-    }
-  }
-
-  /** Open transactions that hold a lock on this test's effects table. */
-  private long uncommittedTransactionsOf(String schema) throws Exception {
-    try (var c = TestDatabase.shared().connect();
-        var s = c.createStatement();
-        var rs =
-            s.executeQuery(
-                "SELECT count(DISTINCT l.pid) FROM pg_locks l JOIN pg_class t ON t.oid = l.relation"
-                    + " JOIN pg_namespace n ON n.oid = t.relnamespace"
-                    + " WHERE n.nspname = '"
-                    + schema
-                    + "' AND t.relname = 'effects' AND l.mode = 'RowExclusiveLock'")) {
-      rs.next();
-      return rs.getLong(1);
     }
   }
 
