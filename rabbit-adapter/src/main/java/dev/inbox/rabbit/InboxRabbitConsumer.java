@@ -428,9 +428,10 @@ public final class InboxRabbitConsumer implements AutoCloseable {
       tx.setAutoCommit(false);
       try {
         handler.handle(delivery, tx);
+        requireNotAborted(tx);
         tx.commit();
         return true;
-      } catch (Exception e) {
+      } catch (Exception | Error e) {
         tx.rollback();
         log.warn("a delivery without key failed; requeueing it", e);
         return false;
@@ -438,6 +439,17 @@ public final class InboxRabbitConsumer implements AutoCloseable {
     } catch (java.sql.SQLException e) {
       log.warn("a delivery without key could not get a connection; requeueing it", e);
       return false;
+    }
+  }
+
+  /**
+   * Throws when a statement of the handler failed, even one whose exception the handler caught:
+   * PostgreSQL has then aborted the transaction, and its commit would roll back without an error,
+   * so the delivery would be acknowledged with no effect.
+   */
+  private static void requireNotAborted(java.sql.Connection tx) throws java.sql.SQLException {
+    try (var statement = tx.createStatement()) {
+      statement.execute("SELECT 1");
     }
   }
 

@@ -4,6 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.GetResponse;
+import java.nio.charset.StandardCharsets;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -81,6 +84,34 @@ class WorkerFailureTest extends RabbitTestSupport {
     started(consumer(inbox(settings().build()), connection));
     assertExactlyOnceAndDrained(1, 100);
     assertThat(reported).hasSize(1);
+  }
+
+  @Test
+  void aDeliveryWithoutKeyWhoseHandlerSwallowedAnSqlErrorIsRequeuedNotAcknowledged()
+      throws Exception {
+    AtomicBoolean swallow = new AtomicBoolean(true);
+    started(
+        consumerWithoutHandler(inbox(settings().build()), connection)
+            .processDeliveriesWithoutKeyWithoutDeduplication(dataSource)
+            .handler(
+                (delivery, tx) -> {
+                  effects.apply(tx, "no-key", amount(delivery));
+                  if (swallow.getAndSet(false)) {
+                    // The idiom that aborts the transaction: catch, and carry on without a
+                    // savepoint. Its commit then rolls back without a word.
+                    try (Statement statement = tx.createStatement()) {
+                      statement.execute("SELECT 1 / 0");
+                    } catch (SQLException e) {
+                      assertThat(e.getSQLState()).isEqualTo("22012");
+                    }
+                  }
+                }));
+    try (Channel channel = connection.createChannel()) {
+      channel.basicPublish("", queue.queue(), null, "100".getBytes(StandardCharsets.UTF_8));
+    }
+
+    assertExactlyOnceAndDrained(1, 100);
+    assertThat(swallow).isFalse();
   }
 
   private long consumerCount() throws Exception {
