@@ -66,19 +66,57 @@ class LoopFailureTest extends KafkaTestSupport {
     String topic = kafka.newTopic("extractor-error", 1);
     String group = newGroup();
     Inbox inbox = inbox(settings().build());
-    sendAll(List.of(withKey(topic, "pay-1", "100")));
     AtomicBoolean broken = new AtomicBoolean(true);
-    List<Throwable> reported = new CopyOnWriteArrayList<>();
     KeyExtractor<String, String> keys = KeyExtractor.headerOrCoordinates();
+    Throwable failure =
+        stopsVisiblyAndAnotherMemberTakesOver(
+            consumer(inbox, topic, group)
+                .keyExtractor(
+                    record -> {
+                      if (broken.getAndSet(false)) {
+                        throw new LinkageError("the key extractor's class failed to load");
+                      }
+                      return keys.keyOf(record);
+                    }),
+            inbox,
+            topic,
+            group);
+    assertThat(failure).isInstanceOf(LinkageError.class);
+  }
+
+  @Test
+  void anUnexpectedExceptionFromPollClosesTheConsumerSoThatAnotherOneGetsTheRecord()
+      throws Exception {
+    String topic = kafka.newTopic("poll-failure", 1);
+    String group = newGroup();
+    Inbox inbox = inbox(settings().build());
+    AtomicBoolean pollFails = new AtomicBoolean(true);
+    Throwable failure =
+        stopsVisiblyAndAnotherMemberTakesOver(
+            consumer(inbox, topic, group)
+                .consumerFactory(
+                    properties -> failingFirstPoll(new KafkaConsumer<>(properties), pollFails)),
+            inbox,
+            topic,
+            group);
+    assertThat(failure)
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessage("injected poll failure");
+  }
+
+  /**
+   * Sends one payment, starts the failing loop and waits for it to report its failure once, then
+   * starts a sound member of the same group: the payment takes effect exactly once.
+   *
+   * @return the reported failure
+   */
+  private Throwable stopsVisiblyAndAnotherMemberTakesOver(
+      InboxKafkaConsumer.Builder<String, String> failing, Inbox inbox, String topic, String group)
+      throws Exception {
+    sendAll(List.of(withKey(topic, "pay-1", "100")));
+    List<Throwable> reported = new CopyOnWriteArrayList<>();
     InboxKafkaConsumer<String, String> first =
-        consumer(inbox, topic, group)
-            .keyExtractor(
-                record -> {
-                  if (broken.getAndSet(false)) {
-                    throw new LinkageError("the key extractor's class failed to load");
-                  }
-                  return keys.keyOf(record);
-                })
+        failing
             .handler((record, tx) -> effects.apply(tx, record.key(), 100))
             .onFailure(reported::add)
             .build()
@@ -87,43 +125,14 @@ class LoopFailureTest extends KafkaTestSupport {
 
     await("the failure to be reported", Duration.ofSeconds(60), () -> reported.size() == 1);
     assertThat(first.isRunning()).isFalse();
-    assertThat(first.failure()).get().isInstanceOf(LinkageError.class);
-    assertThat(reported.get(0)).isSameAs(first.failure().get());
+    assertThat(first.failure()).containsSame(reported.get(0));
 
     startConsumer(inbox, topic, group);
     awaitFullyCommitted(group, topic, Duration.ofSeconds(60));
     assertThat(effects.count()).as("effects").isEqualTo(1);
     assertThat(effects.sum()).as("sum").isEqualTo(100);
-    assertThat(reported).hasSize(1);
-  }
-
-  @Test
-  void anUnexpectedExceptionFromPollClosesTheConsumerVisibly() throws Exception {
-    String topic = kafka.newTopic("poll-failure", 1);
-    String group = newGroup();
-    Inbox inbox = inbox(settings().build());
-    sendAll(List.of(withKey(topic, "pay-1", "100")));
-    AtomicBoolean pollFails = new AtomicBoolean(true);
-    List<Throwable> reported = new CopyOnWriteArrayList<>();
-    InboxKafkaConsumer<String, String> first =
-        consumer(inbox, topic, group)
-            .consumerFactory(
-                properties -> failingFirstPoll(new KafkaConsumer<>(properties), pollFails))
-            .handler((record, tx) -> effects.apply(tx, record.key(), 100))
-            .onFailure(reported::add)
-            .build()
-            .start();
-    closeables.add(first);
-
-    await("the failure to be reported", Duration.ofSeconds(60), () -> reported.size() == 1);
-    assertThat(first.isRunning()).isFalse();
-    assertThat(first.failure()).get().isInstanceOf(IllegalStateException.class);
-    assertThat(first.failure().get()).hasMessage("injected poll failure");
-
-    startConsumer(inbox, topic, group);
-    awaitFullyCommitted(group, topic, Duration.ofSeconds(60));
-    assertThat(effects.count()).as("effects").isEqualTo(1);
-    assertThat(reported).hasSize(1);
+    assertThat(reported).as("failures reported").hasSize(1);
+    return reported.get(0);
   }
 
   /** A real consumer whose first poll throws what no Kafka client documents. */
