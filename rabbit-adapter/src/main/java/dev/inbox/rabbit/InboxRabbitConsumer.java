@@ -210,6 +210,9 @@ public final class InboxRabbitConsumer implements AutoCloseable {
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
+      if (running) {
+        stop(e); // interrupted by someone other than close()
+      }
     } catch (Throwable e) {
       // Going on would leave this batch unacknowledged, held by a live channel, for good.
       stop(e);
