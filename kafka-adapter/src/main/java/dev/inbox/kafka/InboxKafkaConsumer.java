@@ -7,13 +7,17 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 import java.util.regex.Pattern;
 import org.apache.kafka.clients.consumer.CommitFailedException;
@@ -46,7 +50,20 @@ import org.slf4j.LoggerFactory;
  * <p>A failing record is retried with backoff by seeking and pausing its partition only, so that
  * the loop keeps polling within {@code max.poll.interval.ms}. After the inbox's {@code
  * maxAttempts}, and at once for records that cannot be deserialized or have no valid key, the
- * record goes to the dead-letter topic (see {@link KafkaDeadLetterPublisher}).
+ * record goes to the dead-letter topic (see {@link KafkaDeadLetterPublisher}). A dead letter that
+ * cannot be published leaves its record uncommitted: it is logged at ERROR, counted ({@code
+ * outcome=dead_letter_failed}) and tried again after a pause, so a partition never moves past a
+ * record that was neither handled nor dead-lettered.
+ *
+ * <p>Each record's raw value is fingerprinted ({@link dev.inbox.Fingerprints#ofMessage}), so that a
+ * key re-sent with a different value is dead-lettered as {@link DeadLetterReason#MISMATCH} instead
+ * of committed as a duplicate ({@link Builder#fingerprintPayloads} turns this off). A handler that
+ * throws an {@link Error} fails the attempt like any exception.
+ *
+ * <p>Should the loop meet anything it cannot handle (an unexpected exception from {@code poll}, an
+ * {@link Error} from a key extractor or deserializer), it stops visibly: it closes the consumer,
+ * which leaves the group so that its partitions go to other members, logs at ERROR, reports {@link
+ * #isRunning()} false and the cause in {@link #failure()}, and calls {@link Builder#onFailure}.
  *
  * <pre>{@code
  * InboxKafkaConsumer<String, String> consumer =
@@ -74,11 +91,14 @@ public final class InboxKafkaConsumer<K, V> implements AutoCloseable {
   private final Duration pollTimeout;
   private final Backoff databaseBackoff;
   private final Duration closeTimeout;
+  private final java.util.function.Consumer<Throwable> onFailure;
 
   /** Partitions paused for a retry, and when to resume them (System.nanoTime). */
   private final Map<TopicPartition, Long> pausedUntil = new HashMap<>();
 
   private final CountDownLatch stopped = new CountDownLatch(1);
+  private final AtomicReference<Throwable> failure = new AtomicReference<>();
+  private volatile boolean running;
   private volatile boolean closing;
   private volatile Thread loopThread;
   private int databaseFailures;
@@ -106,7 +126,11 @@ public final class InboxKafkaConsumer<K, V> implements AutoCloseable {
       this.clientMetrics = null;
     }
     Producer<byte[], byte[]> producer = builder.deadLetterProducer;
-    this.ownedProducer = producer == null ? deadLetterProducer(properties) : null;
+    this.ownedProducer =
+        producer == null
+            ? new KafkaProducer<>(
+                deadLetterProducerConfig(properties, builder.deadLetterProducerProperties))
+            : null;
     DeadLetterSink<byte[], byte[]> deadLetters =
         new KafkaDeadLetterPublisher(
             producer != null ? producer : ownedProducer,
@@ -121,6 +145,8 @@ public final class InboxKafkaConsumer<K, V> implements AutoCloseable {
             scope,
             // Deserializing before the claim sends a poison record to the DLT without retries.
             raw -> keys.keyOf(typed.of(raw)),
+            // The bytes as read, before the user's deserializer: a re-serialization could differ.
+            builder.fingerprintPayloads ? InboxRecordProcessor::bytesFingerprint : null,
             handler == null ? null : (raw, tx) -> handler.handle(typed.of(raw), tx),
             newRecordsHandler == null
                 ? null
@@ -131,6 +157,7 @@ public final class InboxKafkaConsumer<K, V> implements AutoCloseable {
     this.pollTimeout = builder.pollTimeout;
     this.databaseBackoff = new Backoff(Duration.ofMillis(200), Duration.ofSeconds(5));
     this.closeTimeout = builder.closeTimeout;
+    this.onFailure = builder.onFailure;
   }
 
   public static <K, V> Builder<K, V> builder(
@@ -153,38 +180,92 @@ public final class InboxKafkaConsumer<K, V> implements AutoCloseable {
     return properties;
   }
 
-  private static Producer<byte[], byte[]> deadLetterProducer(Map<String, Object> consumer) {
+  /**
+   * Consumer settings that a producer must not get: those only a consumer knows, and the few that
+   * both know but that mean another thing, or another client, for the producer.
+   */
+  private static final Set<String> NOT_FOR_THE_PRODUCER = notForTheProducer();
+
+  private static Set<String> notForTheProducer() {
+    Set<String> keys = new HashSet<>(ConsumerConfig.configNames());
+    keys.removeAll(ProducerConfig.configNames());
+    keys.add(ProducerConfig.INTERCEPTOR_CLASSES_CONFIG); // consumer interceptors, not producer ones
+    keys.add(ProducerConfig.CLIENT_ID_CONFIG); // given its own below
+    keys.add(ProducerConfig.TRANSACTIONAL_ID_CONFIG);
+    return Set.copyOf(keys);
+  }
+
+  /**
+   * The dead-letter producer's settings: every setting of the consumer that a producer knows or
+   * that no consumer knows (connection, security, SASL and SSL, DNS, a plug-in's own keys), so that
+   * the producer reaches the cluster the way the consumer does; then {@code acks=all} and
+   * idempotence; then the user's {@code overrides}; and byte-array serializers whatever they say.
+   */
+  static Map<String, Object> deadLetterProducerConfig(
+      Map<String, Object> consumer, Map<String, Object> overrides) {
     Map<String, Object> properties = new HashMap<>();
-    for (String shared :
-        List.of(
-            ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
-            "security.protocol",
-            "sasl.mechanism",
-            "sasl.jaas.config",
-            "ssl.truststore.location",
-            "ssl.truststore.password")) {
-      if (consumer.containsKey(shared)) {
-        properties.put(shared, consumer.get(shared));
-      }
+    consumer.forEach(
+        (key, value) -> {
+          if (!NOT_FOR_THE_PRODUCER.contains(key)) {
+            properties.put(key, value);
+          }
+        });
+    Object clientId = consumer.get(ConsumerConfig.CLIENT_ID_CONFIG);
+    if (clientId != null && !clientId.toString().isEmpty()) {
+      properties.put(ProducerConfig.CLIENT_ID_CONFIG, clientId + "-dlt");
     }
     properties.put(ProducerConfig.ACKS_CONFIG, "all");
     properties.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
+    properties.putAll(overrides);
     properties.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);
     properties.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);
-    return new KafkaProducer<>(properties);
+    return properties;
   }
 
-  /** Runs the loop on a new thread named {@code inbox-kafka}. */
+  /**
+   * Runs the loop on a new thread named {@code inbox-kafka}; should it stop on a failure, see
+   * {@link #failure()}.
+   */
   public InboxKafkaConsumer<K, V> start() {
-    Thread thread = new Thread(this::run, "inbox-kafka");
+    Thread thread = new Thread(this::loop, "inbox-kafka");
     loopThread = thread;
+    running = true;
     thread.start();
     return this;
   }
 
-  /** Runs the loop on this thread until {@link #close()}. */
+  /**
+   * Runs the loop on this thread until {@link #close()}, or until a failure it cannot handle, which
+   * it throws once the consumer is closed (see {@link InboxKafkaConsumer}).
+   */
   public void run() {
+    Throwable failed = loop();
+    if (failed instanceof RuntimeException e) {
+      throw e;
+    }
+    if (failed instanceof Error e) {
+      throw e;
+    }
+    if (failed != null) {
+      throw new IllegalStateException(failed);
+    }
+  }
+
+  /** Whether the loop runs: started, and neither closed nor stopped on a failure. */
+  public boolean isRunning() {
+    return running;
+  }
+
+  /** What stopped the loop, if it stopped on a failure rather than by {@link #close()}. */
+  public Optional<Throwable> failure() {
+    return Optional.ofNullable(failure.get());
+  }
+
+  /** The loop; returns the failure that stopped it, or null when it was closed. */
+  private Throwable loop() {
     loopThread = Thread.currentThread();
+    running = true;
+    Throwable failed = null;
     try {
       subscribe();
       while (!closing) {
@@ -199,9 +280,12 @@ public final class InboxKafkaConsumer<K, V> implements AutoCloseable {
           processBatch(records);
         }
       }
+    } catch (Throwable e) {
+      failed = e;
     } finally {
-      shutdown();
+      shutdown(failed);
     }
+    return failed;
   }
 
   private void subscribe() {
@@ -233,9 +317,15 @@ public final class InboxKafkaConsumer<K, V> implements AutoCloseable {
         if (result.needsRetry()) {
           retryLater(partition, result.retryOffset(), result.retryAfter());
         }
+      } catch (DeadLetterNotPublishedException e) {
+        databaseFailed = true;
+        Duration pause = databaseBackoff.after(databaseFailures + 1);
+        log.error("{}; reading it again in {} ms", e.getMessage(), pause.toMillis(), e);
+        metrics.records(partition.topic(), "dead_letter_failed", 1);
+        retryLater(partition, partitionRecords.get(0).offset(), pause);
       } catch (Exception e) {
-        // The partition's transaction rolled back (or a dead letter was not acknowledged):
-        // read the same records again after a pause; their offsets are not committed.
+        // The partition's transaction rolled back: read the same records again after a pause;
+        // their offsets are not committed.
         databaseFailed = true;
         Duration pause = databaseBackoff.after(databaseFailures + 1);
         log.warn("processing {} failed; reading it again in {} ms", partition, pause.toMillis(), e);
@@ -317,7 +407,8 @@ public final class InboxKafkaConsumer<K, V> implements AutoCloseable {
     }
   }
 
-  private void shutdown() {
+  /** Closes the clients (the consumer leaves its group), then reports a failure, if any. */
+  private void shutdown(Throwable failed) {
     try {
       if (clientMetrics != null) {
         clientMetrics.close();
@@ -325,10 +416,29 @@ public final class InboxKafkaConsumer<K, V> implements AutoCloseable {
       consumer.close(Duration.ofSeconds(10));
     } catch (RuntimeException e) {
       log.warn("closing the Kafka consumer failed", e);
-    } finally {
+    }
+    try {
       if (ownedProducer != null) {
         ownedProducer.close(Duration.ofSeconds(10));
       }
+    } catch (RuntimeException e) {
+      log.warn("closing the dead-letter producer failed", e);
+    }
+    if (failed != null) {
+      failure.set(failed);
+    }
+    running = false;
+    try {
+      if (failed != null) {
+        log.error(
+            "the Kafka loop stopped on an unexpected failure; the consumer has left its group, so"
+                + " that other members take over its partitions",
+            failed);
+        onFailure.accept(failed);
+      }
+    } catch (RuntimeException e) {
+      log.error("the onFailure callback threw", e);
+    } finally {
       stopped.countDown();
     }
   }
@@ -344,9 +454,12 @@ public final class InboxKafkaConsumer<K, V> implements AutoCloseable {
     if (loop == null) {
       // Never ran: there is no loop to wait for.
       if (stopped.getCount() > 0) {
-        shutdown();
+        shutdown(null);
       }
       return;
+    }
+    if (stopped.getCount() == 0) {
+      return; // stopped already: on a failure, or by an earlier close
     }
     consumer.wakeup();
     if (loop != Thread.currentThread()) {
@@ -396,6 +509,9 @@ public final class InboxKafkaConsumer<K, V> implements AutoCloseable {
     private NewRecordsHandler<K, V> newRecordsHandler;
     private Function<String, String> deadLetterTopic = KafkaDeadLetterPublisher::defaultTopic;
     private Producer<byte[], byte[]> deadLetterProducer;
+    private Map<String, Object> deadLetterProducerProperties = Map.of();
+    private boolean fingerprintPayloads = true;
+    private java.util.function.Consumer<Throwable> onFailure = failure -> {};
     private Backoff retryBackoff = Backoff.DEFAULT;
     private Duration pollTimeout = Duration.ofMillis(500);
     private Duration closeTimeout = Duration.ofSeconds(30);
@@ -473,11 +589,43 @@ public final class InboxKafkaConsumer<K, V> implements AutoCloseable {
     }
 
     /**
-     * The producer for dead letters; by default one is created from the consumer's bootstrap
-     * servers with {@code acks=all}, and closed with the loop.
+     * The producer for dead letters, instead of the default one. The default one is created with
+     * every setting of the consumer that a producer can use (bootstrap servers, security protocol,
+     * SASL, SSL, DNS lookup, timeouts, a plug-in's own keys, but no deserializer, group setting or
+     * consumer interceptor), {@code acks=all} and idempotence, then {@link
+     * #deadLetterProducerProperties}; it is closed with the loop.
      */
     public Builder<K, V> deadLetterProducer(Producer<byte[], byte[]> producer) {
       this.deadLetterProducer = Objects.requireNonNull(producer, "producer");
+      return this;
+    }
+
+    /**
+     * Settings for the default dead-letter producer, over those it takes from the consumer: for
+     * example another cluster's {@code bootstrap.servers} and credentials. The serializers are
+     * always byte arrays.
+     */
+    public Builder<K, V> deadLetterProducerProperties(Map<String, ?> properties) {
+      this.deadLetterProducerProperties = Map.copyOf(properties);
+      return this;
+    }
+
+    /**
+     * Whether to fingerprint each record's raw value, so that a key re-sent with a different value
+     * is dead-lettered as {@link DeadLetterReason#MISMATCH} instead of committed as a duplicate.
+     * Defaults to true; turn it off only when a re-send may legitimately carry different bytes.
+     */
+    public Builder<K, V> fingerprintPayloads(boolean fingerprintPayloads) {
+      this.fingerprintPayloads = fingerprintPayloads;
+      return this;
+    }
+
+    /**
+     * Called once, on the loop's thread, when the loop stops on a failure it cannot handle (see
+     * {@link InboxKafkaConsumer}); the consumer has then been closed and has left its group.
+     */
+    public Builder<K, V> onFailure(java.util.function.Consumer<Throwable> onFailure) {
+      this.onFailure = Objects.requireNonNull(onFailure, "onFailure");
       return this;
     }
 

@@ -3,6 +3,7 @@ package dev.inbox.kafka;
 import dev.inbox.BatchFailurePolicy;
 import dev.inbox.BatchItem;
 import dev.inbox.BatchResult;
+import dev.inbox.Fingerprints;
 import dev.inbox.Inbox;
 import dev.inbox.InboxKeys;
 import dev.inbox.ItemResult;
@@ -11,6 +12,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.function.Function;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
@@ -30,6 +32,12 @@ import org.slf4j.LoggerFactory;
  * method returns, never before: the database then always runs ahead of the offsets, and a
  * redelivery is recognised as a duplicate.
  *
+ * <p>A record's value, when it is a {@code byte[]}, is fingerprinted ({@link
+ * Fingerprints#ofMessage}), so that a key re-sent with a different value is dead-lettered as {@link
+ * DeadLetterReason#MISMATCH} instead of committed as a duplicate; for other value types give the
+ * record's raw bytes with {@link #withPayloadFingerprint}. A handler that throws an {@link Error}
+ * (a {@code StackOverflowError}, say) fails the attempt like any exception.
+ *
  * <pre>{@code
  * ProcessedRecords done = processor.process(consumer.poll(timeout));
  * consumer.commitSync(done.offsetsToCommit());
@@ -43,6 +51,9 @@ public final class InboxRecordProcessor<K, V> {
   private final String scope;
   private final KeyExtractor<K, V> keys;
 
+  /** The fingerprint of a record's payload, or null to compare none. */
+  private final Function<ConsumerRecord<K, V>, byte[]> fingerprints;
+
   /** One of these two is set: the handler of each new record, or of all new records at once. */
   private final RecordHandler<K, V> handler;
 
@@ -55,6 +66,7 @@ public final class InboxRecordProcessor<K, V> {
       Inbox inbox,
       String scope,
       KeyExtractor<K, V> keys,
+      Function<ConsumerRecord<K, V>, byte[]> fingerprints,
       RecordHandler<K, V> handler,
       NewRecordsHandler<K, V> newRecordsHandler,
       DeadLetterSink<K, V> deadLetters,
@@ -63,6 +75,7 @@ public final class InboxRecordProcessor<K, V> {
     this.inbox = Objects.requireNonNull(inbox, "inbox");
     this.scope = InboxKeys.validateScope(scope);
     this.keys = Objects.requireNonNull(keys, "keys");
+    this.fingerprints = fingerprints;
     if ((handler == null) == (newRecordsHandler == null)) {
       throw new IllegalArgumentException(
           "set exactly one of a RecordHandler and a NewRecordsHandler");
@@ -86,6 +99,7 @@ public final class InboxRecordProcessor<K, V> {
         inbox,
         scope,
         KeyExtractor.headerOrCoordinates(),
+        InboxRecordProcessor::bytesFingerprint,
         handler,
         null,
         deadLetters,
@@ -106,6 +120,7 @@ public final class InboxRecordProcessor<K, V> {
         inbox,
         scope,
         KeyExtractor.headerOrCoordinates(),
+        InboxRecordProcessor::bytesFingerprint,
         null,
         Objects.requireNonNull(handler, "handler"),
         deadLetters,
@@ -116,7 +131,48 @@ public final class InboxRecordProcessor<K, V> {
   /** The same processor with another key extractor. */
   public InboxRecordProcessor<K, V> withKeyExtractor(KeyExtractor<K, V> extractor) {
     return new InboxRecordProcessor<>(
-        inbox, scope, extractor, handler, newRecordsHandler, deadLetters, backoff, metrics);
+        inbox,
+        scope,
+        extractor,
+        fingerprints,
+        handler,
+        newRecordsHandler,
+        deadLetters,
+        backoff,
+        metrics);
+  }
+
+  /**
+   * The same processor with another payload fingerprint, such as {@code record ->
+   * Fingerprints.ofMessage(rawBytesOf(record))}: the bytes the producer sent, never a
+   * re-serialization, which may differ for the same payload. A null fingerprint is not compared.
+   */
+  public InboxRecordProcessor<K, V> withPayloadFingerprint(
+      Function<ConsumerRecord<K, V>, byte[]> fingerprint) {
+    return new InboxRecordProcessor<>(
+        inbox,
+        scope,
+        keys,
+        Objects.requireNonNull(fingerprint, "fingerprint"),
+        handler,
+        newRecordsHandler,
+        deadLetters,
+        backoff,
+        metrics);
+  }
+
+  /**
+   * The same processor without payload fingerprints: a key re-sent with a different value is then
+   * committed as a duplicate.
+   */
+  public InboxRecordProcessor<K, V> withoutPayloadFingerprint() {
+    return new InboxRecordProcessor<>(
+        inbox, scope, keys, null, handler, newRecordsHandler, deadLetters, backoff, metrics);
+  }
+
+  /** The fingerprint of a {@code byte[]} value: the raw bytes as read; null for anything else. */
+  static byte[] bytesFingerprint(ConsumerRecord<?, ?> record) {
+    return record.value() instanceof byte[] bytes ? Fingerprints.ofMessage(bytes) : null;
   }
 
   /**
@@ -131,6 +187,8 @@ public final class InboxRecordProcessor<K, V> {
    *     are read again, the committed ones recognised as duplicates. A loop that polls on without
    *     seeking skips records that never took effect. (A Spring Kafka batch listener that throws
    *     gets this from its error handler.)
+   * @throws DeadLetterNotPublishedException when a record could not be dead-lettered: as for a
+   *     database failure, no offsets are returned, and the poll's partitions must be read again.
    */
   public ProcessedRecords process(ConsumerRecords<K, V> records) throws Exception {
     List<PartitionResult> results = new ArrayList<>();
@@ -158,7 +216,8 @@ public final class InboxRecordProcessor<K, V> {
         if (broken != null) {
           rejections[i] = broken;
         } else {
-          items.add(BatchItem.of(key, record));
+          byte[] fingerprint = fingerprints == null ? null : fingerprints.apply(record);
+          items.add(new BatchItem<>(key, fingerprint, record));
         }
       } catch (Exception e) {
         rejections[i] = e.getMessage() == null ? e.getClass().getName() : e.getMessage();
@@ -179,7 +238,13 @@ public final class InboxRecordProcessor<K, V> {
         scope,
         items,
         BatchFailurePolicy.STOP,
-        (newItems, tx) -> newRecordsHandler.handle(payloads(newItems), tx));
+        (newItems, tx) -> {
+          try {
+            newRecordsHandler.handle(payloads(newItems), tx);
+          } catch (Error e) {
+            throw new HandlerError(e);
+          }
+        });
   }
 
   private static <T> List<T> payloads(List<BatchItem<T>> items) {
@@ -192,7 +257,11 @@ public final class InboxRecordProcessor<K, V> {
 
   private dev.inbox.StoredResult handle(ConsumerRecord<K, V> record, java.sql.Connection tx)
       throws Exception {
-    handler.handle(record, tx);
+    try {
+      handler.handle(record, tx);
+    } catch (Error e) {
+      throw new HandlerError(e);
+    }
     return null;
   }
 
@@ -246,7 +315,7 @@ public final class InboxRecordProcessor<K, V> {
               result.key(),
               result.attempts(),
               retryAfter.toMillis(),
-              result.failure());
+              HandlerError.unwrap(result.failure()));
         } else if (result.status() == ItemStatus.IN_PROGRESS) {
           retryAfter = backoff.after(1);
         }
@@ -267,6 +336,7 @@ public final class InboxRecordProcessor<K, V> {
   /** The dead letter for a record that can never take effect, or null. */
   private DeadLetter<K, V> deadLetterFor(
       ConsumerRecord<K, V> record, ItemResult<ConsumerRecord<K, V>> result) {
+    Throwable failure = HandlerError.unwrap(result.failure());
     return switch (result.status()) {
       case MISMATCH ->
           new DeadLetter<>(
@@ -274,17 +344,13 @@ public final class InboxRecordProcessor<K, V> {
       case GAVE_UP ->
           new DeadLetter<>(record, DeadLetterReason.GAVE_UP, result.key(), null, result.attempts());
       case FAILED -> {
-        if (result.failure() instanceof NonRetryableException) {
+        if (failure instanceof NonRetryableException) {
           yield new DeadLetter<>(
-              record,
-              DeadLetterReason.NON_RETRYABLE,
-              result.key(),
-              result.failure(),
-              result.attempts());
+              record, DeadLetterReason.NON_RETRYABLE, result.key(), failure, result.attempts());
         }
         if (result.attempts() >= inbox.settings().maxAttempts()) {
           yield new DeadLetter<>(
-              record, DeadLetterReason.GAVE_UP, result.key(), result.failure(), result.attempts());
+              record, DeadLetterReason.GAVE_UP, result.key(), failure, result.attempts());
         }
         yield null;
       }
@@ -299,8 +365,15 @@ public final class InboxRecordProcessor<K, V> {
         record.topic(),
         record.partition(),
         record.offset(),
-        deadLetter.reason(),
+        deadLetter.reason().code(),
         deadLetter.description());
-    deadLetters.publish(deadLetter);
+    try {
+      deadLetters.publish(deadLetter);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new DeadLetterNotPublishedException(deadLetter, scope, e);
+    } catch (Exception e) {
+      throw new DeadLetterNotPublishedException(deadLetter, scope, e);
+    }
   }
 }

@@ -18,7 +18,9 @@ import org.apache.kafka.common.header.internals.RecordHeaders;
  *
  * <p>Added headers: {@value #ORIGINAL_TOPIC}, {@value #ORIGINAL_PARTITION}, {@value
  * #ORIGINAL_OFFSET}, {@value #KEY}, {@value #REASON}, {@value #EXCEPTION_CLASS}, {@value
- * #EXCEPTION_MESSAGE} and {@value #ATTEMPTS}, all UTF-8 strings.
+ * #EXCEPTION_MESSAGE} and {@value #ATTEMPTS}, all UTF-8 strings. The reason is a {@link
+ * DeadLetterReason#code()}: {@code invalid_key}, {@code undeserializable}, {@code mismatch}, {@code
+ * gave_up} or {@code non_retryable}.
  */
 public final class KafkaDeadLetterPublisher implements DeadLetterSink<byte[], byte[]> {
   public static final String ORIGINAL_TOPIC = "inbox-dlt-original-topic";
@@ -56,7 +58,7 @@ public final class KafkaDeadLetterPublisher implements DeadLetterSink<byte[], by
     if (deadLetter.key() != null) {
       add(headers, KEY, deadLetter.key());
     }
-    add(headers, REASON, deadLetter.reason().name());
+    add(headers, REASON, deadLetter.reason().code());
     if (deadLetter.failure() != null) {
       add(headers, EXCEPTION_CLASS, deadLetter.failure().getClass().getName());
     }

@@ -14,7 +14,8 @@ interface RecordMetrics {
       };
 
   /**
-   * @param outcome {@code new}, {@code duplicate}, {@code failed} or {@code dead_lettered}
+   * @param outcome {@code new}, {@code duplicate}, {@code failed}, {@code dead_lettered}, or {@code
+   *     dead_letter_failed} (a dead letter that could not be published)
    */
   void records(String topic, String outcome, int count);
 

@@ -77,7 +77,7 @@ class DeadLetterTest extends KafkaTestSupport {
     assertThat(letters).hasSize(5);
     Map<String, String> poison = letters.get("poison-1");
     assertThat(poison)
-        .containsEntry(KafkaDeadLetterPublisher.REASON, "GAVE_UP")
+        .containsEntry(KafkaDeadLetterPublisher.REASON, "gave_up")
         .containsEntry(KafkaDeadLetterPublisher.ORIGINAL_TOPIC, topic)
         .containsEntry(KafkaDeadLetterPublisher.ORIGINAL_PARTITION, "0")
         .containsEntry(KafkaDeadLetterPublisher.KEY, "poison-1")
@@ -88,12 +88,12 @@ class DeadLetterTest extends KafkaTestSupport {
             KafkaDeadLetterPublisher.EXCEPTION_MESSAGE, "cannot apply a negative payment")
         .containsKey(KafkaDeadLetterPublisher.ORIGINAL_OFFSET);
     assertThat(letters.get("garbage-1"))
-        .containsEntry(KafkaDeadLetterPublisher.REASON, "UNDESERIALIZABLE")
+        .containsEntry(KafkaDeadLetterPublisher.REASON, "undeserializable")
         .containsEntry(KafkaDeadLetterPublisher.ATTEMPTS, "0");
     assertThat(letters.get("garbage-1").get(KafkaDeadLetterPublisher.EXCEPTION_MESSAGE))
         .contains("cannot deserialize the value");
     assertThat(letters.get("bad\u0001key").get(KafkaDeadLetterPublisher.REASON))
-        .isEqualTo("INVALID_KEY");
+        .isEqualTo("invalid_key");
     assertThat(letters.get("bad\u0001key").get(KafkaDeadLetterPublisher.EXCEPTION_MESSAGE))
         .contains("control");
     assertThat(letters.get("k").get(KafkaDeadLetterPublisher.EXCEPTION_MESSAGE))

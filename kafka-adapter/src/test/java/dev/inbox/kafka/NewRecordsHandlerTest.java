@@ -94,12 +94,12 @@ class NewRecordsHandlerTest extends KafkaTestSupport {
     Map<String, Map<String, String>> letters = readDeadLetters(topic + ".DLT", 2);
     assertThat(letters).hasSize(2);
     assertThat(letters.get("failing-1"))
-        .containsEntry(KafkaDeadLetterPublisher.REASON, "GAVE_UP")
+        .containsEntry(KafkaDeadLetterPublisher.REASON, "gave_up")
         .containsEntry(KafkaDeadLetterPublisher.ATTEMPTS, "3")
         .containsEntry(
             KafkaDeadLetterPublisher.EXCEPTION_MESSAGE, "cannot apply a negative payment");
     assertThat(letters.get("rejected-1"))
-        .containsEntry(KafkaDeadLetterPublisher.REASON, "NON_RETRYABLE")
+        .containsEntry(KafkaDeadLetterPublisher.REASON, "non_retryable")
         .containsEntry(KafkaDeadLetterPublisher.ATTEMPTS, "1")
         .containsEntry(KafkaDeadLetterPublisher.EXCEPTION_MESSAGE, "the account is closed");
   }

@@ -7,6 +7,7 @@ import com.rabbitmq.client.Delivery;
 import dev.inbox.BatchFailurePolicy;
 import dev.inbox.BatchItem;
 import dev.inbox.BatchResult;
+import dev.inbox.Fingerprints;
 import dev.inbox.Inbox;
 import dev.inbox.InboxKeys;
 import dev.inbox.ItemResult;
@@ -18,9 +19,11 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -38,7 +41,17 @@ import org.slf4j.LoggerFactory;
  * queues do not count redeliveries) or by a quorum queue's {@code x-delivery-count}, reach {@code
  * maxAttempts}. It is then dead-lettered: republished with reason headers to {@link
  * Builder#deadLetterExchange} when one is set, else rejected without requeue so that the queue's
- * own {@code x-dead-letter-exchange} receives it.
+ * own {@code x-dead-letter-exchange} receives it. A handler that throws an {@link Error} (a {@code
+ * StackOverflowError}, say) fails the attempt like any exception.
+ *
+ * <p>By default each delivery's body is fingerprinted ({@link Fingerprints#ofMessage}), so that a
+ * key re-sent with a different body is dead-lettered with reason {@value #REASON_MISMATCH} instead
+ * of being acknowledged as a duplicate.
+ *
+ * <p>Should the worker meet anything it cannot handle, the consumer stops visibly instead of
+ * holding its prefetched deliveries: it logs at ERROR, cancels its consumer and closes its channel
+ * (the broker requeues the unacknowledged deliveries for other consumers), reports {@link
+ * #isRunning()} false and the cause in {@link #failure()}, and calls {@link Builder#onFailure}.
  */
 public final class InboxRabbitConsumer implements AutoCloseable {
   /**
@@ -48,8 +61,23 @@ public final class InboxRabbitConsumer implements AutoCloseable {
    */
   public static final int DEFAULT_PREFETCH = 250;
 
-  /** The reason a delivery was dead-lettered. */
+  /**
+   * Why a delivery was dead-lettered: {@value #REASON_INVALID_KEY}, {@value #REASON_GAVE_UP} or
+   * {@value #REASON_MISMATCH}; the same words as the Kafka adapter's.
+   */
   public static final String REASON_HEADER = "x-inbox-reason";
+
+  /** The key is missing or breaks a rule of {@link InboxKeys}, or the key extractor threw. */
+  public static final String REASON_INVALID_KEY = "invalid_key";
+
+  /** The handler failed {@code maxAttempts} times. */
+  public static final String REASON_GAVE_UP = "gave_up";
+
+  /** The key was used before with a different body. */
+  public static final String REASON_MISMATCH = "mismatch";
+
+  /** The reason in a sentence. */
+  public static final String DETAIL_HEADER = "x-inbox-detail";
 
   /** The class of the handler's last exception, if any. */
   public static final String EXCEPTION_HEADER = "x-inbox-exception";
@@ -90,7 +118,10 @@ public final class InboxRabbitConsumer implements AutoCloseable {
   private final javax.sql.DataSource dataSourceWithoutDeduplication;
   private final String deadLetterExchange;
   private final Consumer<String> onCancel;
+  private final Consumer<Throwable> onFailure;
+  private final boolean fingerprintPayloads;
   private final DeliveryMetrics metrics;
+  private final AtomicReference<Throwable> failure = new AtomicReference<>();
 
   private final BlockingQueue<Delivery> buffer = new LinkedBlockingQueue<>();
   private volatile boolean running;
@@ -118,6 +149,8 @@ public final class InboxRabbitConsumer implements AutoCloseable {
     this.dataSourceWithoutDeduplication = builder.dataSourceWithoutDeduplication;
     this.deadLetterExchange = builder.deadLetterExchange;
     this.onCancel = builder.onCancel;
+    this.onFailure = builder.onFailure;
+    this.fingerprintPayloads = builder.fingerprintPayloads;
     this.metrics = new DeliveryMetrics(builder.meterRegistry, queue);
   }
 
@@ -165,21 +198,46 @@ public final class InboxRabbitConsumer implements AutoCloseable {
   }
 
   private void work() {
-    while (running || !buffer.isEmpty()) {
-      try {
+    try {
+      while (running || !buffer.isEmpty()) {
         List<Delivery> batch = nextBatch();
         if (!batch.isEmpty()) {
           process(batch);
         }
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        return;
-      } catch (RuntimeException e) {
-        log.error("unexpected failure in the consumer of '{}'; continuing", queue, e);
+        if (!running) {
+          return; // the batch in flight is done; the broker requeues what was never processed
+        }
       }
-      if (!running) {
-        return; // the batch in flight is done; the broker requeues what was never processed
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      if (running) {
+        stop(e); // interrupted by someone other than close()
       }
+    } catch (Throwable e) {
+      // Going on would leave this batch unacknowledged, held by a live channel, for good.
+      stop(e);
+    }
+  }
+
+  /**
+   * Stops the consumer on a failure the worker cannot handle, without waiting on {@link #close()}
+   * (which may itself be waiting for the worker).
+   */
+  private void stop(Throwable cause) {
+    if (!failure.compareAndSet(null, cause)) {
+      return;
+    }
+    running = false;
+    log.error(
+        "the consumer of '{}' stopped on an unexpected failure; its unacknowledged deliveries go"
+            + " back to the queue for other consumers",
+        queue,
+        cause);
+    closeChannels();
+    try {
+      onFailure.accept(cause);
+    } catch (RuntimeException e) {
+      log.error("the onFailure callback of the consumer of '{}' threw", queue, e);
     }
   }
 
@@ -212,6 +270,7 @@ public final class InboxRabbitConsumer implements AutoCloseable {
     int size = batch.size();
     Action[] actions = new Action[size];
     String[] reasons = new String[size];
+    String[] details = new String[size];
     Throwable[] failures = new Throwable[size];
     int[] attempts = new int[size];
     List<BatchItem<Integer>> items = new ArrayList<>(size);
@@ -223,7 +282,9 @@ public final class InboxRabbitConsumer implements AutoCloseable {
         problem =
             key == null ? "the delivery has no messageId or idempotency key" : brokenRule(key);
         if (problem == null) {
-          items.add(BatchItem.of(key, i));
+          byte[] body = batch.get(i).getBody();
+          items.add(
+              new BatchItem<>(key, fingerprintPayloads ? Fingerprints.ofMessage(body) : null, i));
           continue;
         }
         if (key == null && missingKeyPolicy == MissingKeyPolicy.PROCESS_WITHOUT_DEDUPLICATION) {
@@ -235,13 +296,21 @@ public final class InboxRabbitConsumer implements AutoCloseable {
         failures[i] = e;
       }
       actions[i] = Action.DEAD_LETTER;
-      reasons[i] = problem;
+      reasons[i] = REASON_INVALID_KEY;
+      details[i] = problem;
     }
     try {
       if (!items.isEmpty()) {
         BatchResult<Integer> result = execute(batch, items);
         for (ItemResult<Integer> item : result.items()) {
-          decide(item, batch.get(item.item().payload()), actions, reasons, failures, attempts);
+          decide(
+              item,
+              batch.get(item.item().payload()),
+              actions,
+              reasons,
+              details,
+              failures,
+              attempts);
         }
       }
       for (int i : withoutDeduplication) {
@@ -254,7 +323,7 @@ public final class InboxRabbitConsumer implements AutoCloseable {
       requeueAll(batch);
       return;
     }
-    settle(batch, actions, reasons, failures, attempts);
+    settle(batch, actions, reasons, details, failures, attempts);
     metrics.batch(Duration.ofNanos(System.nanoTime() - start));
   }
 
@@ -266,7 +335,11 @@ public final class InboxRabbitConsumer implements AutoCloseable {
           items,
           BatchFailurePolicy.CONTINUE,
           (item, tx) -> {
-            handler.handle(batch.get(item.payload()), tx);
+            try {
+              handler.handle(batch.get(item.payload()), tx);
+            } catch (Error e) {
+              throw new HandlerError(e);
+            }
             return null;
           });
     }
@@ -274,7 +347,13 @@ public final class InboxRabbitConsumer implements AutoCloseable {
         scope,
         items,
         BatchFailurePolicy.CONTINUE,
-        (newItems, tx) -> newDeliveriesHandler.handle(deliveries(batch, newItems), tx));
+        (newItems, tx) -> {
+          try {
+            newDeliveriesHandler.handle(deliveries(batch, newItems), tx);
+          } catch (Error e) {
+            throw new HandlerError(e);
+          }
+        });
   }
 
   private static List<Delivery> deliveries(List<Delivery> batch, List<BatchItem<Integer>> items) {
@@ -295,11 +374,12 @@ public final class InboxRabbitConsumer implements AutoCloseable {
       Delivery delivery,
       Action[] actions,
       String[] reasons,
+      String[] details,
       Throwable[] failures,
       int[] attempts) {
     int i = item.item().payload();
     attempts[i] = Math.max(item.attempts(), deliveryCount(delivery));
-    failures[i] = item.failure();
+    failures[i] = HandlerError.unwrap(item.failure());
     switch (item.status()) {
       case COMPLETED -> {
         actions[i] = Action.ACK;
@@ -313,7 +393,8 @@ public final class InboxRabbitConsumer implements AutoCloseable {
         metrics.count("failed", 1);
         if (attempts[i] >= maxAttempts) {
           actions[i] = Action.DEAD_LETTER;
-          reasons[i] = "the handler failed " + attempts[i] + " times";
+          reasons[i] = REASON_GAVE_UP;
+          details[i] = "the handler failed " + attempts[i] + " times";
         } else {
           actions[i] = Action.REQUEUE;
           log.warn(
@@ -326,11 +407,13 @@ public final class InboxRabbitConsumer implements AutoCloseable {
       }
       case GAVE_UP -> {
         actions[i] = Action.DEAD_LETTER;
-        reasons[i] = "the handler failed " + attempts[i] + " times";
+        reasons[i] = REASON_GAVE_UP;
+        details[i] = "the handler failed " + attempts[i] + " times";
       }
       case MISMATCH -> {
         actions[i] = Action.DEAD_LETTER;
-        reasons[i] = "the key was used before with a different payload";
+        reasons[i] = REASON_MISMATCH;
+        details[i] = "the key was used before with a different body";
       }
       default -> actions[i] = Action.REQUEUE; // IN_PROGRESS elsewhere, or not attempted
     }
@@ -348,9 +431,10 @@ public final class InboxRabbitConsumer implements AutoCloseable {
       tx.setAutoCommit(false);
       try {
         handler.handle(delivery, tx);
+        requireNotAborted(tx);
         tx.commit();
         return true;
-      } catch (Exception e) {
+      } catch (Exception | Error e) {
         tx.rollback();
         log.warn("a delivery without key failed; requeueing it", e);
         return false;
@@ -361,11 +445,23 @@ public final class InboxRabbitConsumer implements AutoCloseable {
     }
   }
 
+  /**
+   * Throws when a statement of the handler failed, even one whose exception the handler caught:
+   * PostgreSQL has then aborted the transaction, and its commit would roll back without an error,
+   * so the delivery would be acknowledged with no effect.
+   */
+  private static void requireNotAborted(java.sql.Connection tx) throws java.sql.SQLException {
+    try (var statement = tx.createStatement()) {
+      statement.execute("SELECT 1");
+    }
+  }
+
   /** Acknowledges after the commit: one multiple ack when everything settled. */
   private void settle(
       List<Delivery> batch,
       Action[] actions,
       String[] reasons,
+      String[] details,
       Throwable[] failures,
       int[] attempts)
       throws InterruptedException {
@@ -386,7 +482,7 @@ public final class InboxRabbitConsumer implements AutoCloseable {
         switch (actions[i]) {
           case ACK -> channel.basicAck(tag, false);
           case DEAD_LETTER -> {
-            if (!deadLetter(batch.get(i), reasons[i], failures[i], attempts[i])) {
+            if (!deadLetter(batch.get(i), reasons[i], details[i], failures[i], attempts[i])) {
               // Left unsettled, a later batch's multiple ack would take it off the queue.
               actions[i] = Action.REQUEUE;
               requeued = true;
@@ -418,15 +514,17 @@ public final class InboxRabbitConsumer implements AutoCloseable {
    * @return false when the dead letter could not be published (no such exchange, no confirm): the
    *     delivery is neither acked nor rejected, and the caller must requeue it
    */
-  private boolean deadLetter(Delivery delivery, String reason, Throwable failure, int attempts)
+  private boolean deadLetter(
+      Delivery delivery, String reason, String detail, Throwable failure, int attempts)
       throws IOException, InterruptedException {
     long tag = delivery.getEnvelope().getDeliveryTag();
     metrics.count("dead_lettered", 1);
     log.warn(
-        "dead-lettering a delivery of '{}' (messageId {}): {}",
+        "dead-lettering a delivery of '{}' (messageId {}, {}): {}",
         queue,
         delivery.getProperties().getMessageId(),
-        reason);
+        reason,
+        detail);
     if (deadLetterExchange == null) {
       channel.basicReject(tag, false);
       return true;
@@ -436,6 +534,7 @@ public final class InboxRabbitConsumer implements AutoCloseable {
       headers.putAll(delivery.getProperties().getHeaders());
     }
     headers.put(REASON_HEADER, reason);
+    headers.put(DETAIL_HEADER, detail);
     headers.put(ATTEMPTS_HEADER, attempts);
     headers.put(ORIGINAL_QUEUE_HEADER, queue);
     if (failure != null) {
@@ -483,6 +582,16 @@ public final class InboxRabbitConsumer implements AutoCloseable {
     }
   }
 
+  /** Whether the consumer is started and has neither been closed nor stopped on a failure. */
+  public boolean isRunning() {
+    return running;
+  }
+
+  /** What stopped the consumer, if it stopped on a failure rather than by {@link #close()}. */
+  public Optional<Throwable> failure() {
+    return Optional.ofNullable(failure.get());
+  }
+
   /**
    * Finishes the batch in flight and acknowledges it, cancels the consumer and closes the channel;
    * deliveries that were buffered but not processed go back to the queue.
@@ -498,15 +607,21 @@ public final class InboxRabbitConsumer implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
+    closeChannels();
+  }
+
+  private void closeChannels() {
     try {
-      if (channel.isOpen()) {
+      Channel consuming = channel;
+      if (consuming.isOpen()) {
         if (consumerTag != null) {
-          channel.basicCancel(consumerTag);
+          consuming.basicCancel(consumerTag);
         }
-        channel.close();
+        consuming.close();
       }
-      if (deadLetterChannel != null && deadLetterChannel.isOpen()) {
-        deadLetterChannel.close();
+      Channel deadLetters = deadLetterChannel;
+      if (deadLetters != null && deadLetters.isOpen()) {
+        deadLetters.close();
       }
     } catch (IOException | java.util.concurrent.TimeoutException | RuntimeException e) {
       log.warn("closing the channel of '{}' failed", queue, e);
@@ -532,6 +647,8 @@ public final class InboxRabbitConsumer implements AutoCloseable {
     private javax.sql.DataSource dataSourceWithoutDeduplication;
     private String deadLetterExchange;
     private Consumer<String> onCancel = queue -> {};
+    private Consumer<Throwable> onFailure = failure -> {};
+    private boolean fingerprintPayloads = true;
     private MeterRegistry meterRegistry;
 
     private Builder() {}
@@ -639,6 +756,25 @@ public final class InboxRabbitConsumer implements AutoCloseable {
     /** Called with the queue name when the broker cancels the consumer (the queue was deleted). */
     public Builder onCancel(Consumer<String> onCancel) {
       this.onCancel = Objects.requireNonNull(onCancel, "onCancel");
+      return this;
+    }
+
+    /**
+     * Called once, on the worker's thread, when the consumer stops on a failure it cannot handle
+     * (see {@link InboxRabbitConsumer}); the consumer is then cancelled and its channel closed.
+     */
+    public Builder onFailure(Consumer<Throwable> onFailure) {
+      this.onFailure = Objects.requireNonNull(onFailure, "onFailure");
+      return this;
+    }
+
+    /**
+     * Whether to fingerprint each delivery's body, so that a key re-sent with a different body is
+     * dead-lettered ({@value #REASON_MISMATCH}) instead of acknowledged as a duplicate. Defaults to
+     * true; turn it off only when a re-send may legitimately carry different bytes.
+     */
+    public Builder fingerprintPayloads(boolean fingerprintPayloads) {
+      this.fingerprintPayloads = fingerprintPayloads;
       return this;
     }
 

@@ -79,7 +79,8 @@ class NewDeliveriesHandlerTest extends RabbitTestSupport {
     assertThat(readyMessages(queue.deadLetterQueue())).as("dead letters").isEqualTo(1);
     GetResponse poison = takeDeadLetters(1).get("-1");
     assertThat(poison.getProps().getMessageId()).isEqualTo("poison-1");
-    assertThat(reason(poison)).isEqualTo("the handler failed 3 times");
+    assertThat(reason(poison)).isEqualTo(InboxRabbitConsumer.REASON_GAVE_UP);
+    assertThat(detail(poison)).isEqualTo("the handler failed 3 times");
     assertThat(poison.getProps().getHeaders().get(InboxRabbitConsumer.ATTEMPTS_HEADER))
         .isEqualTo(3);
     assertThat(poison.getProps().getHeaders().get(InboxRabbitConsumer.EXCEPTION_HEADER).toString())

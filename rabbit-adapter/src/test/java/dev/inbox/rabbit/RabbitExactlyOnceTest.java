@@ -15,6 +15,7 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
@@ -121,16 +122,20 @@ class RabbitExactlyOnceTest extends RabbitTestSupport {
 
     Map<String, GetResponse> deadByBody = takeDeadLetters(4);
     GetResponse poison = deadByBody.get("poison");
-    assertThat(reason(poison)).isEqualTo("the handler failed 3 times");
+    assertThat(reason(poison)).isEqualTo(InboxRabbitConsumer.REASON_GAVE_UP);
+    assertThat(detail(poison)).isEqualTo("the handler failed 3 times");
     assertThat(poison.getProps().getHeaders().get(InboxRabbitConsumer.ATTEMPTS_HEADER))
         .isEqualTo(3);
     assertThat(poison.getProps().getHeaders().get(InboxRabbitConsumer.EXCEPTION_HEADER).toString())
         .contains("IllegalStateException: cannot apply this payment");
-    assertThat(reason(deadByBody.get("7")))
+    for (String body : List.of("7", "8", "9")) {
+      assertThat(reason(deadByBody.get(body))).isEqualTo(InboxRabbitConsumer.REASON_INVALID_KEY);
+    }
+    assertThat(detail(deadByBody.get("7")))
         .isEqualTo("the delivery has no messageId or idempotency key");
-    assertThat(reason(deadByBody.get("8")))
+    assertThat(detail(deadByBody.get("8")))
         .contains("the idempotency-key header is not valid UTF-8 (3 bytes)");
-    assertThat(reason(deadByBody.get("9"))).contains("must not be blank");
+    assertThat(detail(deadByBody.get("9"))).contains("must not be blank");
     assertThat(effects.count()).isEqualTo(100);
   }
 

@@ -151,6 +151,10 @@ abstract class RabbitTestSupport {
     return deadLetter.getProps().getHeaders().get(InboxRabbitConsumer.REASON_HEADER).toString();
   }
 
+  protected static String detail(GetResponse deadLetter) {
+    return deadLetter.getProps().getHeaders().get(InboxRabbitConsumer.DETAIL_HEADER).toString();
+  }
+
   protected long readyMessages(String name) throws Exception {
     try (Channel channel = connection.createChannel()) {
       return channel.queueDeclarePassive(name).getMessageCount();

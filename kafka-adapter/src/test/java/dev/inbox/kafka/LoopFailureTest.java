@@ -1,0 +1,161 @@
+package dev.inbox.kafka;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.inbox.Inbox;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.apache.kafka.clients.consumer.Consumer;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.junit.jupiter.api.Test;
+
+/** An {@link Error} in a handler, and anything the loop cannot handle, on the real broker. */
+class LoopFailureTest extends KafkaTestSupport {
+
+  @Test
+  void aStackOverflowInTheHandlerIsAFailedAttemptAndTheRecordIsDeadLetteredAfterMaxAttempts()
+      throws Exception {
+    String topic = kafka.newTopic("overflow", 1);
+    String group = newGroup();
+    List<ProducerRecord<String, String>> records = new ArrayList<>();
+    for (int i = 0; i < 20; i++) {
+      records.add(withKey(topic, "ok-" + i, "1"));
+      if (i == 5) {
+        records.add(withKey(topic, "overflow-1", "7"));
+      }
+    }
+    sendAll(records);
+
+    InboxKafkaConsumer<String, String> consumer =
+        consumer(inbox(settings().maxAttempts(3).build()), topic, group)
+            .retryBackoff(Duration.ofMillis(10), Duration.ofMillis(50))
+            .handler(
+                (record, tx) -> {
+                  if (record.key().equals("overflow-1")) {
+                    recurse(0);
+                  }
+                  effects.apply(tx, record.key(), Long.parseLong(record.value()));
+                })
+            .build()
+            .start();
+    closeables.add(consumer);
+    awaitFullyCommitted(group, topic, Duration.ofSeconds(60));
+
+    assertThat(effects.count()).as("effects").isEqualTo(20);
+    assertThat(effects.sum()).as("sum").isEqualTo(20);
+    Map<String, Map<String, String>> letters = readDeadLetters(topic + ".DLT", 1);
+    assertThat(letters).hasSize(1);
+    assertThat(letters.get("overflow-1"))
+        .containsEntry(KafkaDeadLetterPublisher.REASON, "gave_up")
+        .containsEntry(KafkaDeadLetterPublisher.ATTEMPTS, "3")
+        .containsEntry(
+            KafkaDeadLetterPublisher.EXCEPTION_CLASS, StackOverflowError.class.getName());
+    assertThat(consumer.isRunning()).isTrue();
+    assertThat(consumer.failure()).isEmpty();
+  }
+
+  @Test
+  void anErrorTheLoopCannotHandleClosesTheConsumerSoThatAnotherOneGetsTheRecord() throws Exception {
+    String topic = kafka.newTopic("extractor-error", 1);
+    String group = newGroup();
+    Inbox inbox = inbox(settings().build());
+    AtomicBoolean broken = new AtomicBoolean(true);
+    KeyExtractor<String, String> keys = KeyExtractor.headerOrCoordinates();
+    Throwable failure =
+        stopsVisiblyAndAnotherMemberTakesOver(
+            consumer(inbox, topic, group)
+                .keyExtractor(
+                    record -> {
+                      if (broken.getAndSet(false)) {
+                        throw new LinkageError("the key extractor's class failed to load");
+                      }
+                      return keys.keyOf(record);
+                    }),
+            inbox,
+            topic,
+            group);
+    assertThat(failure).isInstanceOf(LinkageError.class);
+  }
+
+  @Test
+  void anUnexpectedExceptionFromPollClosesTheConsumerSoThatAnotherOneGetsTheRecord()
+      throws Exception {
+    String topic = kafka.newTopic("poll-failure", 1);
+    String group = newGroup();
+    Inbox inbox = inbox(settings().build());
+    AtomicBoolean pollFails = new AtomicBoolean(true);
+    Throwable failure =
+        stopsVisiblyAndAnotherMemberTakesOver(
+            consumer(inbox, topic, group)
+                .consumerFactory(
+                    properties -> failingFirstPoll(new KafkaConsumer<>(properties), pollFails)),
+            inbox,
+            topic,
+            group);
+    assertThat(failure)
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessage("injected poll failure");
+  }
+
+  /**
+   * Sends one payment, starts the failing loop and waits for it to report its failure once, then
+   * starts a sound member of the same group: the payment takes effect exactly once.
+   *
+   * @return the reported failure
+   */
+  private Throwable stopsVisiblyAndAnotherMemberTakesOver(
+      InboxKafkaConsumer.Builder<String, String> failing, Inbox inbox, String topic, String group)
+      throws Exception {
+    sendAll(List.of(withKey(topic, "pay-1", "100")));
+    List<Throwable> reported = new CopyOnWriteArrayList<>();
+    InboxKafkaConsumer<String, String> first =
+        failing
+            .handler((record, tx) -> effects.apply(tx, record.key(), 100))
+            .onFailure(reported::add)
+            .build()
+            .start();
+    closeables.add(first);
+
+    await("the failure to be reported", Duration.ofSeconds(60), () -> reported.size() == 1);
+    assertThat(first.isRunning()).isFalse();
+    assertThat(first.failure()).containsSame(reported.get(0));
+
+    startConsumer(inbox, topic, group);
+    awaitFullyCommitted(group, topic, Duration.ofSeconds(60));
+    assertThat(effects.count()).as("effects").isEqualTo(1);
+    assertThat(effects.sum()).as("sum").isEqualTo(100);
+    assertThat(reported).as("failures reported").hasSize(1);
+    return reported.get(0);
+  }
+
+  /** A real consumer whose first poll throws what no Kafka client documents. */
+  @SuppressWarnings("unchecked")
+  private static Consumer<byte[], byte[]> failingFirstPoll(
+      Consumer<byte[], byte[]> real, AtomicBoolean pollFails) {
+    return (Consumer<byte[], byte[]>)
+        Proxy.newProxyInstance(
+            Consumer.class.getClassLoader(),
+            new Class<?>[] {Consumer.class},
+            (proxy, method, args) -> {
+              if (method.getName().equals("poll") && pollFails.getAndSet(false)) {
+                throw new IllegalStateException("injected poll failure");
+              }
+              try {
+                return method.invoke(real, args);
+              } catch (InvocationTargetException e) {
+                throw e.getCause();
+              }
+            });
+  }
+
+  private static int recurse(int depth) {
+    return recurse(depth + 1) + 1;
+  }
+}
