@@ -65,8 +65,10 @@ public interface Inbox extends AutoCloseable {
    *
    * @param fingerprint the SHA-256 of the request, or null to skip the mismatch check
    * @throws InvalidKeyException when the scope or key breaks a rule; nothing is written
-   * @throws HandlerFailedException when the handler throws; its writes are rolled back and the
-   *     attempt is counted in a short transaction of its own
+   * @throws HandlerFailedException when the handler throws, or returns with its transaction aborted
+   *     by an SQL error it caught without rolling back to a savepoint (PostgreSQL would commit none
+   *     of it); its writes are rolled back and the attempt is counted in a short transaction of its
+   *     own
    * @throws InboxDatabaseException when PostgreSQL fails; if it failed during commit, the outcome
    *     is unknown and a retry is safe. Also when the handler hit a failure that says nothing about
    *     the message ({@link TransientFailures}: a deadlock, serialization failure, lock wait past
@@ -78,7 +80,9 @@ public interface Inbox extends AutoCloseable {
   /**
    * Claims a batch of keys of one scope in one round trip, runs the handler for the new items, and
    * commits once. A failing item does not undo the others ({@link BatchFailurePolicy#CONTINUE}). A
-   * key repeated inside the batch is a {@code DUPLICATE} of its first occurrence.
+   * key repeated inside the batch is a {@code DUPLICATE} of its first occurrence. An item whose
+   * handler returns with the transaction aborted (it caught an SQL error without a savepoint) is
+   * {@code FAILED} like one that throws: the inbox never reports an item done that did not commit.
    *
    * @throws InvalidKeyException when any key breaks a rule; nothing is written
    */
@@ -140,6 +144,9 @@ public interface Inbox extends AutoCloseable {
   /**
    * Marks a {@code NEW} claim made with {@link #claim(Connection, String, String, byte[])}
    * completed.
+   *
+   * @throws InboxDatabaseException when the transaction was aborted by an earlier SQL error (its
+   *     commit would roll back): roll it back
    */
   void complete(Connection transaction, Claim claim, StoredResult result);
 

@@ -164,6 +164,7 @@ final class BatchExecution<T> {
         long handlerStart = System.nanoTime();
         try {
           StoredResult result = handler.handle(item, connection);
+          Transactions.requireNotAbortedByHandler(connection);
           settings.listener().handled(scope, true, Claimer.since(handlerStart));
           Slot slot = new Slot(claim, ItemStatus.COMPLETED, result, null);
           pass.slots[position] = slot;
@@ -198,7 +199,7 @@ final class BatchExecution<T> {
       } else {
         storeResults(connection, completedWithResult);
       }
-      connection.commit();
+      Transactions.commit(connection);
       return pass;
     } catch (SQLException | RuntimeException | Error e) {
       Transactions.rollbackQuietly(connection, e);
@@ -218,6 +219,7 @@ final class BatchExecution<T> {
     long handlerStart = System.nanoTime();
     try {
       atOnce.handle(Collections.unmodifiableList(newItems), connection);
+      Transactions.requireNotAbortedByHandler(connection);
       settings.listener().handled(scope, true, Claimer.since(handlerStart));
       return true;
     } catch (Exception e) {

@@ -100,6 +100,7 @@ public final class PostgresInbox implements Inbox {
       long handlerStart = System.nanoTime();
       try {
         result = handler.handle(connection);
+        Transactions.requireNotAbortedByHandler(connection);
         settings.listener().handled(scope, true, Claimer.since(handlerStart));
       } catch (Exception e) {
         Transactions.rollbackQuietly(connection, e);
@@ -135,7 +136,7 @@ public final class PostgresInbox implements Inbox {
       if (result != null) {
         storeResult(connection, claim, result);
       }
-      connection.commit();
+      Transactions.commit(connection);
       return new Execution(claim, result);
     } catch (SQLException e) {
       if (connection != null) {
@@ -276,6 +277,7 @@ public final class PostgresInbox implements Inbox {
   public void complete(Connection transaction, Claim claim, StoredResult result) {
     requireNew(claim);
     try {
+      requireCommittable(transaction);
       completeClaimed(transaction, claim, result, now());
     } catch (SQLException e) {
       throw new InboxDatabaseException(
@@ -288,6 +290,7 @@ public final class PostgresInbox implements Inbox {
     requireNew(claim);
     try {
       requireTransaction(transaction);
+      requireCommittable(transaction);
       try (PreparedStatement ps = transaction.prepareStatement(sql.completeAndCommit)) {
         bindCompletion(
             transaction, ps, claim.scope(), claim.key(), claim.fencingToken(), result, now());
@@ -361,6 +364,7 @@ public final class PostgresInbox implements Inbox {
     }
     requireNew(reservation.claim());
     try {
+      requireCommittable(transaction);
       insertCompleted(transaction, sql.insertCompleted, reservation, result);
     } catch (SQLException e) {
       throw new InboxDatabaseException(
@@ -381,6 +385,7 @@ public final class PostgresInbox implements Inbox {
     requireNew(reservation.claim());
     try {
       requireTransaction(transaction);
+      requireCommittable(transaction);
       insertCompleted(transaction, sql.insertCompletedAndCommit, reservation, result);
       // Ends the transaction on the driver's side too; the server has committed already.
       transaction.commit();
@@ -451,7 +456,7 @@ public final class PostgresInbox implements Inbox {
               RecordState.IN_PROGRESS);
       // Only a NEW claim wrote anything; any other answer may come from an aborted transaction.
       if (claim.isNew()) {
-        connection.commit();
+        Transactions.commit(connection);
       } else {
         connection.rollback();
       }
@@ -696,7 +701,7 @@ public final class PostgresInbox implements Inbox {
         ps.setObject(8, Rows.timestamp(now));
         ps.executeUpdate();
       }
-      connection.commit();
+      Transactions.commit(connection);
     } catch (SQLException e) {
       if (connection != null) {
         Transactions.rollbackQuietly(connection, e);
@@ -750,6 +755,17 @@ public final class PostgresInbox implements Inbox {
           "claim(Connection, ...) needs a connection inside a transaction (autoCommit=false);"
               + " use execute(...) to let the inbox own the transaction");
     }
+  }
+
+  /**
+   * A completion on an aborted transaction would be reported done while the caller's COMMIT rolls
+   * it back, the key's record with it; the server would refuse the statement, but say less.
+   */
+  private static void requireCommittable(Connection transaction) throws SQLException {
+    Transactions.requireNotAborted(
+        transaction,
+        "the caller's transaction was aborted by an earlier SQL error, so nothing of it can"
+            + " commit, the key's record included; roll it back and run the work again");
   }
 
   private static void requireNew(Claim claim) {
