@@ -119,7 +119,9 @@ public interface Inbox extends AutoCloseable {
    * transaction: Spring's {@code @Transactional}, jOOQ, plain JDBC). The claim runs under a
    * savepoint, so that neither a duplicate nor a lock timeout aborts the caller's transaction. The
    * inbox never commits or rolls back this transaction. On {@code NEW}, do the work and call {@link
-   * #complete(Connection, Claim, StoredResult)} before committing.
+   * #complete(Connection, Claim, StoredResult)} before committing. A commit without it has still
+   * committed the work: the key then answers {@code DUPLICATE}, with no stored result, and is
+   * purged like a completed one.
    *
    * @throws IllegalArgumentException when the connection is in auto-commit mode
    */
@@ -284,7 +286,8 @@ public interface Inbox extends AutoCloseable {
   /**
    * Deletes {@code COMPLETED} records older than {@code retention}, in statements of at most {@code
    * purgeBatchSize} rows that skip locked rows, so that claims never wait on it. Never touches
-   * {@code IN_PROGRESS} or {@code FAILED} records.
+   * {@code FAILED} records or leases; an {@code IN_PROGRESS} record without a lease (a claim
+   * committed without {@code complete}) counts as completed when it was last written.
    *
    * @return the number of rows deleted
    */

@@ -519,7 +519,12 @@ final class Claimer {
             scope, key, ClaimOutcome.DUPLICATE, attempts, token, Rows.result(rs), null, null);
       case IN_PROGRESS:
         Instant lockedUntil = Rows.instant(rs, "locked_until");
-        boolean live = lockedUntil != null && !lockedUntil.isBefore(now);
+        if (lockedUntil == null) {
+          // Only a caller's transaction that committed its claim without complete() leaves this
+          // committed; it committed the effect with it.
+          return new Claim(scope, key, ClaimOutcome.DUPLICATE, attempts, token, null, null, null);
+        }
+        boolean live = !lockedUntil.isBefore(now);
         if (live) {
           return new Claim(
               scope, key, ClaimOutcome.IN_PROGRESS, attempts, token, null, lockedUntil, null);

@@ -577,15 +577,18 @@ public final class PostgresInbox implements Inbox {
     long start = System.nanoTime();
     Instant cutoff = now().minus(settings.retention());
     long total = 0;
-    try (Connection connection = Transactions.autoCommitted(dataSource);
-        PreparedStatement ps = connection.prepareStatement(sql.purge)) {
-      int deleted;
-      do {
-        ps.setObject(1, Rows.timestamp(cutoff));
-        ps.setInt(2, settings.purgeBatchSize());
-        deleted = ps.executeUpdate();
-        total += deleted;
-      } while (deleted == settings.purgeBatchSize());
+    try (Connection connection = Transactions.autoCommitted(dataSource)) {
+      for (String purge : List.of(sql.purge, sql.purgeCommittedWithoutComplete)) {
+        try (PreparedStatement ps = connection.prepareStatement(purge)) {
+          int deleted;
+          do {
+            ps.setObject(1, Rows.timestamp(cutoff));
+            ps.setInt(2, settings.purgeBatchSize());
+            deleted = ps.executeUpdate();
+            total += deleted;
+          } while (deleted == settings.purgeBatchSize());
+        }
+      }
     } catch (SQLException e) {
       throw new InboxDatabaseException(
           null, null, "purge of expired records failed after " + total + " rows", e);

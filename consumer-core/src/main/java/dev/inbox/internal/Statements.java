@@ -31,10 +31,11 @@ final class Statements {
    * the caller's transaction will only commit if every handler succeeds (no other transaction can
    * see the row before then, so the IN_PROGRESS step would be an extra write nobody could observe).
    * A new key is inserted; a FAILED key below maxAttempts, or an IN_PROGRESS key below maxAttempts
-   * whose lease expired (or that was committed without a lease, which only a caller's bug can
-   * leave), is taken over with a new fencing token. Each takeover counts as an attempt, so that a
-   * message that kills its worker every time gives up like one that fails. Rows sorted by key, so
-   * that two batches lock in the same order and cannot deadlock. Returns only the keys this
+   * whose lease expired, is taken over with a new fencing token. A committed IN_PROGRESS row
+   * without a lease is never taken over: it is a caller's transaction that committed its effect
+   * without {@code complete()}, so the key counts as completed. Each takeover counts as an attempt,
+   * so that a message that kills its worker every time gives up like one that fails. Rows sorted by
+   * key, so that two batches lock in the same order and cannot deadlock. Returns only the keys this
    * statement now owns.
    */
   final String claim;
@@ -122,6 +123,14 @@ final class Statements {
   final String release;
   final String find;
   final String purge;
+
+  /**
+   * {@link #purge} for the rows of caller's transactions that committed a claim without {@code
+   * complete()}: IN_PROGRESS without a lease, which count as completed when they were last written.
+   */
+  final String purgeCommittedWithoutComplete;
+
+  /** The oldest live or expired lease; an IN_PROGRESS row without one counts as completed. */
   final String oldestInProgress;
 
   /**
@@ -193,7 +202,7 @@ final class Statements {
             + " WHERE (r.fingerprint IS NULL OR EXCLUDED.fingerprint IS NULL"
             + " OR r.fingerprint = EXCLUDED.fingerprint)"
             + " AND r.attempts < ? AND (r.state = 'FAILED'"
-            + " OR (r.state = 'IN_PROGRESS' AND (r.locked_until IS NULL OR r.locked_until < ?)))"
+            + " OR (r.state = 'IN_PROGRESS' AND r.locked_until < ?))"
             + " RETURNING r.key, r.attempts, r.fencing_token, r.locked_until,"
             + " (r.attempts > 1 AND r.last_error LIKE '"
             + TAKEOVER_NOTE
@@ -258,7 +267,7 @@ final class Statements {
             + " last_error = EXCLUDED.last_error, updated_at = EXCLUDED.updated_at,"
             + " lease_owner = NULL, locked_until = NULL"
             + " WHERE r.state = 'FAILED'"
-            + " OR (r.state = 'IN_PROGRESS' AND (r.locked_until IS NULL OR r.locked_until < ?))";
+            + " OR (r.state = 'IN_PROGRESS' AND r.locked_until < ?)";
     failLease =
         "UPDATE "
             + table
@@ -290,7 +299,18 @@ final class Statements {
             + table
             + " WHERE state = 'COMPLETED' AND completed_at < ? ORDER BY completed_at LIMIT ?"
             + " FOR UPDATE SKIP LOCKED)) AND state = 'COMPLETED'";
-    oldestInProgress = "SELECT min(created_at) FROM " + table + " WHERE state = 'IN_PROGRESS'";
+    purgeCommittedWithoutComplete =
+        "DELETE FROM "
+            + table
+            + " WHERE ctid = ANY(ARRAY(SELECT ctid FROM "
+            + table
+            + " WHERE state = 'IN_PROGRESS' AND locked_until IS NULL AND updated_at < ?"
+            + " ORDER BY created_at LIMIT ? FOR UPDATE SKIP LOCKED))"
+            + " AND state = 'IN_PROGRESS' AND locked_until IS NULL";
+    oldestInProgress =
+        "SELECT min(created_at) FROM "
+            + table
+            + " WHERE state = 'IN_PROGRESS' AND locked_until IS NOT NULL";
     reserve =
         "SELECT CASE WHEN r.key IS NULL THEN pg_try_advisory_xact_lock(hashtextextended(?, 0))"
             + " END AS reserved, r.state, r.attempts, r.fingerprint, r.fencing_token,"
