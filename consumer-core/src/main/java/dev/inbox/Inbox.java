@@ -235,6 +235,7 @@ public interface Inbox extends AutoCloseable {
   /**
    * Leased mode: claims the key and commits {@code IN_PROGRESS} at once, with a lease of {@code
    * leaseDuration} and a fencing token. An expired lease is taken over by this claim atomically.
+   * When a lease ends, and whether it has, is decided by the database's clock, never the node's.
    */
   Claim claimLease(String scope, String key, byte[] fingerprint);
 
@@ -253,7 +254,7 @@ public interface Inbox extends AutoCloseable {
   void fail(LeaseToken lease, String error);
 
   /**
-   * Extends a lease by {@code leaseDuration} from now.
+   * Extends a lease to {@code leaseDuration} from now, on the database's clock.
    *
    * @throws LeaseLostException when another owner took the lease over
    */
@@ -284,10 +285,11 @@ public interface Inbox extends AutoCloseable {
   ReleaseResult release(String scope, String key);
 
   /**
-   * Deletes {@code COMPLETED} records older than {@code retention}, in statements of at most {@code
-   * purgeBatchSize} rows that skip locked rows, so that claims never wait on it. Never touches
-   * {@code FAILED} records or leases; an {@code IN_PROGRESS} record without a lease (a claim
-   * committed without {@code complete}) counts as completed when it was last written.
+   * Deletes {@code COMPLETED} records older than {@code retention} by the database's clock, in
+   * statements of at most {@code purgeBatchSize} rows that skip locked rows, so that claims never
+   * wait on it. Never touches {@code FAILED} records or leases; an {@code IN_PROGRESS} record
+   * without a lease (a claim committed without {@code complete}) counts as completed when it was
+   * last written.
    *
    * @return the number of rows deleted
    */

@@ -127,6 +127,12 @@ public final class InboxSettings {
     return janitorInterval;
   }
 
+  /**
+   * The clock given to {@link Builder#clock}.
+   *
+   * @deprecated the inbox reads no time from it; see {@link Builder#clock}
+   */
+  @Deprecated
   public Clock clock() {
     return clock;
   }
@@ -244,7 +250,16 @@ public final class InboxSettings {
       return this;
     }
 
-    /** The clock for timestamps and lease expiry. Defaults to the UTC system clock. */
+    /**
+     * Accepted and ignored. Every time the inbox writes (created, updated, completed, a lease's
+     * end) and every comparison that decides who owns a lease or what is purged is the database's
+     * ({@code now()}), so that nodes whose clocks disagree never disagree on them. Defaults to the
+     * UTC system clock.
+     *
+     * @deprecated the inbox reads no time from it; tests that need a lease or a record to be old
+     *     move its timestamps in the table instead
+     */
+    @Deprecated
     public Builder clock(Clock clock) {
       this.clock = Objects.requireNonNull(clock, "clock must not be null");
       return this;
