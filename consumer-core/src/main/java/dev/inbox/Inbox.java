@@ -163,7 +163,8 @@ public interface Inbox extends AutoCloseable {
 
   /**
    * Counts a failed attempt of a claim whose transaction the caller rolled back, in a short
-   * transaction of its own, so that a poison message reaches {@code GAVE_UP}.
+   * transaction of its own, so that a poison message reaches {@code GAVE_UP}. The key keeps the
+   * claim's fingerprint: a retry with another request is a {@code MISMATCH}.
    */
   void recordFailure(Claim claim, String error);
 
@@ -227,8 +228,8 @@ public interface Inbox extends AutoCloseable {
 
   /**
    * {@link #recordFailure(Claim, String)} for a reservation whose transaction the caller rolled
-   * back. Like it, the failed record keeps no fingerprint, so that a retry may differ from the
-   * attempt that failed.
+   * back. Like it, the failed record keeps the reservation's fingerprint, so that a retry with
+   * another request is a {@code MISMATCH} (the HTTP filter's 422), not a new attempt.
    */
   void recordFailure(Reservation reservation, String error);
 

@@ -5,6 +5,7 @@ import dev.inbox.ClaimOutcome;
 import dev.inbox.InboxSettings;
 import dev.inbox.LeaseToken;
 import dev.inbox.RecordState;
+import dev.inbox.StoredResult;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -206,7 +207,7 @@ final class Claimer {
         if (rs.getString("state") == null) { // no row: the lock decides
           return new Reserved(
               rs.getBoolean("reserved")
-                  ? newClaim(scope, request.key(), null, 1, 1, null)
+                  ? newClaim(scope, request, null, 1, 1, null)
                   : lockedElsewhere(scope, request.key()),
               reservedAt);
         }
@@ -353,11 +354,12 @@ final class Claimer {
           if (rs.getBoolean(5)) {
             takenOver++;
           }
-          claims.put(key, newClaim(scope, key, leaseOwner, attempts, token, lockedUntil));
-          if (pending.remove(key) == null) {
+          Request request = pending.remove(key);
+          if (request == null) {
             throw new IllegalStateException(
                 "claim returned key '" + key + "' twice or unasked, which indicates a bug");
           }
+          claims.put(key, newClaim(scope, request, leaseOwner, attempts, token, lockedUntil));
         }
       }
     }
@@ -419,7 +421,7 @@ final class Claimer {
           }
           Claim claim =
               rs.getBoolean("inserted")
-                  ? newClaim(scope, key, leaseOwner, 1, 1, Rows.instant(rs, "locked_until"))
+                  ? newClaim(scope, request, leaseOwner, 1, 1, Rows.instant(rs, "locked_until"))
                   : classifyRow(scope, request, rs);
           if (claim != null) {
             claims.put(key, claim);
@@ -464,17 +466,26 @@ final class Claimer {
   /** A claim this transaction now owns, with its lease when it has a lease owner. */
   private static Claim newClaim(
       String scope,
-      String key,
+      Request request,
       String leaseOwner,
       int attempts,
       long fencingToken,
       Instant lockedUntil) {
+    String key = request.key();
     LeaseToken lease =
         leaseOwner == null
             ? null
             : new LeaseToken(scope, key, leaseOwner, fencingToken, lockedUntil);
     return new Claim(
-        scope, key, ClaimOutcome.NEW, attempts, fencingToken, null, lockedUntil, lease);
+        scope,
+        key,
+        ClaimOutcome.NEW,
+        attempts,
+        fencingToken,
+        null,
+        lockedUntil,
+        lease,
+        request.fingerprint());
   }
 
   private void classify(
@@ -501,42 +512,59 @@ final class Claimer {
    * The claim a row that the upsert left alone stands for, or null when it is claimable after all.
    */
   private Claim classifyRow(String scope, Request request, ResultSet rs) throws SQLException {
-    String key = request.key();
     RecordState state = RecordState.valueOf(rs.getString("state"));
     int attempts = rs.getInt("attempts");
-    long token = rs.getLong("fencing_token");
     byte[] stored = rs.getBytes("fingerprint");
     if (stored != null
         && request.fingerprint() != null
         && !Arrays.equals(stored, request.fingerprint())) {
-      return new Claim(scope, key, ClaimOutcome.MISMATCH, attempts, token, null, null, null);
+      return settled(scope, request, ClaimOutcome.MISMATCH, rs, null, null);
     }
     switch (state) {
       case COMPLETED:
-        return new Claim(
-            scope, key, ClaimOutcome.DUPLICATE, attempts, token, Rows.result(rs), null, null);
+        return settled(scope, request, ClaimOutcome.DUPLICATE, rs, Rows.result(rs), null);
       case IN_PROGRESS:
         Instant lockedUntil = Rows.instant(rs, "locked_until");
         if (lockedUntil == null) {
           // Only a caller's transaction that committed its claim without complete() leaves this
           // committed; it committed the effect with it.
-          return new Claim(scope, key, ClaimOutcome.DUPLICATE, attempts, token, null, null, null);
+          return settled(scope, request, ClaimOutcome.DUPLICATE, rs, null, null);
         }
         if (rs.getBoolean("lease_live")) {
-          return new Claim(
-              scope, key, ClaimOutcome.IN_PROGRESS, attempts, token, null, lockedUntil, null);
+          return settled(scope, request, ClaimOutcome.IN_PROGRESS, rs, null, lockedUntil);
         }
         // Every expired lease was an attempt that never finished: past maxAttempts, give up.
         return attempts >= settings.maxAttempts()
-            ? new Claim(scope, key, ClaimOutcome.GAVE_UP, attempts, token, null, null, null)
+            ? settled(scope, request, ClaimOutcome.GAVE_UP, rs, null, null)
             : null;
       case FAILED:
         return attempts >= settings.maxAttempts()
-            ? new Claim(scope, key, ClaimOutcome.GAVE_UP, attempts, token, null, null, null)
+            ? settled(scope, request, ClaimOutcome.GAVE_UP, rs, null, null)
             : null;
       default:
         throw new IllegalStateException("unknown state " + state + ", which indicates a bug");
     }
+  }
+
+  /** The answer of a claim that found the key's row settled. */
+  private static Claim settled(
+      String scope,
+      Request request,
+      ClaimOutcome outcome,
+      ResultSet rs,
+      StoredResult result,
+      Instant lockedUntil)
+      throws SQLException {
+    return new Claim(
+        scope,
+        request.key(),
+        outcome,
+        rs.getInt("attempts"),
+        rs.getLong("fencing_token"),
+        result,
+        lockedUntil,
+        null,
+        request.fingerprint());
   }
 
   /**

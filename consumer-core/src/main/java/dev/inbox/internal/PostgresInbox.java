@@ -306,7 +306,7 @@ public final class PostgresInbox implements Inbox {
   @Override
   public void recordFailure(Claim claim, String error) {
     requireNew(claim);
-    countFailure(claim, null, error);
+    countFailure(claim, claim.fingerprint(), error);
   }
 
   @Override
@@ -429,7 +429,7 @@ public final class PostgresInbox implements Inbox {
   @Override
   public void recordFailure(Reservation reservation, String error) {
     requireNew(reservation.claim());
-    recordFailure(reservation.claim(), error);
+    countFailure(reservation.claim(), reservation.fingerprint(), error);
   }
 
   @Override
@@ -673,8 +673,9 @@ public final class PostgresInbox implements Inbox {
 
   /**
    * Counts a failed attempt in a short transaction of its own, after the handler's transaction
-   * rolled back. Best effort: when it cannot be written, the key simply gets one more attempt than
-   * configured.
+   * rolled back, and keeps the attempt's fingerprint on the key, so that a retry with another
+   * request is a mismatch. Best effort: when it cannot be written, the key simply gets one more
+   * attempt than configured.
    */
   private void countFailure(Claim claim, byte[] fingerprint, String error) {
     Connection connection = null;

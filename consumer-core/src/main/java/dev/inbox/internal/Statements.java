@@ -284,6 +284,7 @@ final class Statements {
             + " AS r (scope, key, fingerprint, state, attempts, last_error, created_at, updated_at)"
             + " VALUES (?, ?, ?, 'FAILED', ?, ?, now(), now())"
             + " ON CONFLICT (scope, key) DO UPDATE SET state = 'FAILED', attempts = r.attempts + 1,"
+            + " fingerprint = COALESCE(r.fingerprint, EXCLUDED.fingerprint),"
             + " last_error = EXCLUDED.last_error, updated_at = now(),"
             + " lease_owner = NULL, locked_until = NULL"
             + " WHERE r.state = 'FAILED'"
