@@ -15,6 +15,12 @@ import javax.sql.DataSource;
  * ({@link #claimLease}) the claim commits at once with a lease and a fencing token, for side
  * effects outside the database.
  *
+ * <p>A fingerprint presented with a claim is compared with the one the key recorded only when both
+ * are of the same {@linkplain Fingerprints#kind kind}: a message's payload fingerprint ({@link
+ * Fingerprints#ofMessage}) never mismatches the HTTP filter's request fingerprint, since one key
+ * space is shared by every channel. A key's first recorded fingerprint stays with it, also when
+ * that attempt failed.
+ *
  * <p>Instances are thread-safe. {@link #close()} stops the janitor; it never closes the data
  * source.
  *
@@ -63,7 +69,8 @@ public interface Inbox extends AutoCloseable {
    * bring its own transaction ({@link #claim(Connection, String, String, byte[])}). The same holds
    * for the batch methods.
    *
-   * @param fingerprint the SHA-256 of the request, or null to skip the mismatch check
+   * @param fingerprint the SHA-256 of the request, or null to skip the mismatch check; compared
+   *     only with a recorded fingerprint of the same kind
    * @throws InvalidKeyException when the scope or key breaks a rule; nothing is written
    * @throws HandlerFailedException when the handler throws, or returns with its transaction aborted
    *     by an SQL error it caught without rolling back to a savepoint (PostgreSQL would commit none

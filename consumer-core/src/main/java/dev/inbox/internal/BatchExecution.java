@@ -6,6 +6,7 @@ import dev.inbox.BatchItem;
 import dev.inbox.BatchResult;
 import dev.inbox.Claim;
 import dev.inbox.ClaimOutcome;
+import dev.inbox.Fingerprints;
 import dev.inbox.InboxSettings;
 import dev.inbox.ItemResult;
 import dev.inbox.ItemStatus;
@@ -18,7 +19,6 @@ import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Savepoint;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collections;
 import java.util.EnumMap;
 import java.util.HashMap;
@@ -382,9 +382,7 @@ final class BatchExecution<T> {
    */
   private static ItemStatus repeatStatus(
       BatchItem<?> first, BatchItem<?> repeat, ItemStatus firstStatus) {
-    if (first.fingerprint() != null
-        && repeat.fingerprint() != null
-        && !Arrays.equals(first.fingerprint(), repeat.fingerprint())) {
+    if (Fingerprints.mismatch(first.fingerprint(), repeat.fingerprint())) {
       return ItemStatus.MISMATCH;
     }
     return firstStatus.isSettled() ? ItemStatus.DUPLICATE : firstStatus;

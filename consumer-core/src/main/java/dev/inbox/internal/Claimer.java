@@ -2,6 +2,7 @@ package dev.inbox.internal;
 
 import dev.inbox.Claim;
 import dev.inbox.ClaimOutcome;
+import dev.inbox.Fingerprints;
 import dev.inbox.InboxSettings;
 import dev.inbox.LeaseToken;
 import dev.inbox.RecordState;
@@ -15,7 +16,6 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -515,9 +515,7 @@ final class Claimer {
     RecordState state = RecordState.valueOf(rs.getString("state"));
     int attempts = rs.getInt("attempts");
     byte[] stored = rs.getBytes("fingerprint");
-    if (stored != null
-        && request.fingerprint() != null
-        && !Arrays.equals(stored, request.fingerprint())) {
+    if (Fingerprints.mismatch(stored, request.fingerprint())) {
       return settled(scope, request, ClaimOutcome.MISMATCH, rs, null, null);
     }
     switch (state) {

@@ -222,8 +222,8 @@ final class Statements {
             + TAKEOVER_NOTE
             + "' || COALESCE(r.lease_owner, 'a claim without lease') || ' held it until '"
             + " || COALESCE(r.locked_until::text, 'its commit') ELSE r.last_error END"
-            + " WHERE (r.fingerprint IS NULL OR EXCLUDED.fingerprint IS NULL"
-            + " OR r.fingerprint = EXCLUDED.fingerprint)"
+            + " WHERE NOT "
+            + fingerprintMismatch("r.fingerprint", "EXCLUDED.fingerprint")
             + " AND r.attempts < ? AND (r.state = 'FAILED'"
             + " OR (r.state = 'IN_PROGRESS' AND r.locked_until < now()))"
             + " RETURNING r.key, r.attempts, r.fencing_token, r.locked_until,"
@@ -349,6 +349,53 @@ final class Statements {
             + " result_headers, result_body, result_body_sha256, created_at, updated_at,"
             + " completed_at) VALUES (?, ?, ?, 'COMPLETED', 1, 1, ?, ?, ?, ?, now(), now(), now())";
     insertCompletedAndCommit = insertCompleted + "; COMMIT";
+  }
+
+  /**
+   * Whether a presented fingerprint mismatches a recorded one, as {@link
+   * dev.inbox.Fingerprints#mismatch} decides it: both present, of the same kind, and different.
+   * True or false, never null.
+   */
+  static String fingerprintMismatch(String recorded, String presented) {
+    return "("
+        + recorded
+        + " IS NOT NULL AND "
+        + presented
+        + " IS NOT NULL AND "
+        + recorded
+        + " <> "
+        + presented
+        + " AND "
+        + fingerprintKind(recorded)
+        + " = "
+        + fingerprintKind(presented)
+        + ")";
+  }
+
+  /**
+   * The kind of a fingerprint as {@link dev.inbox.Fingerprints#kind} tells it, as bytes: the tag
+   * ("INBX", the kind's length from 1 to 32, the kind) of a tagged fingerprint, or empty for an
+   * untagged one. PostgreSQL does not promise to evaluate AND's operands in order, so the nested
+   * CASE is what keeps {@code get_byte} from reading past the end of a short fingerprint: a CASE
+   * arm is evaluated only when its condition holds, at planning time too.
+   */
+  static String fingerprintKind(String f) {
+    String kindLength = "get_byte(" + f + ", 4)";
+    return "CASE WHEN length("
+        + f
+        + ") > 4 AND substring("
+        + f
+        + " from 1 for 4) = 'INBX'::bytea THEN CASE WHEN "
+        + kindLength
+        + " BETWEEN 1 AND 32 AND length("
+        + f
+        + ") >= 5 + "
+        + kindLength
+        + " THEN substring("
+        + f
+        + " from 1 for 5 + "
+        + kindLength
+        + ") ELSE ''::bytea END ELSE ''::bytea END";
   }
 
   /**
