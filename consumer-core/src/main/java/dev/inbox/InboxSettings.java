@@ -98,9 +98,12 @@ public final class InboxSettings {
     return table;
   }
 
-  /** {@code schema.table}, both validated identifiers, safe to put into SQL. */
+  /**
+   * {@code "schema"."table"}: both validated lower-case identifiers, quoted, so that it is safe to
+   * put into SQL even when a name is a reserved word such as {@code user}.
+   */
   public String qualifiedTable() {
-    return schema + "." + table;
+    return '"' + schema + "\".\"" + table + '"';
   }
 
   public Duration lockTimeout() {
@@ -148,7 +151,9 @@ public final class InboxSettings {
   @Override
   public String toString() {
     return "InboxSettings[table="
-        + qualifiedTable()
+        + schema
+        + "."
+        + table
         + ", lockTimeout="
         + lockTimeout
         + ", leaseDuration="
@@ -182,13 +187,19 @@ public final class InboxSettings {
 
     private Builder() {}
 
-    /** The schema of the inbox table: a lower-case SQL identifier. Defaults to {@code public}. */
+    /**
+     * The schema of the inbox table: a lower-case SQL identifier, which may be a reserved word (the
+     * inbox quotes it). Defaults to {@code public}.
+     */
     public Builder schema(String schema) {
       this.schema = identifier("schema", schema);
       return this;
     }
 
-    /** The inbox table's name: a lower-case SQL identifier. Defaults to {@code inbox}. */
+    /**
+     * The inbox table's name: a lower-case SQL identifier, which may be a reserved word (the inbox
+     * quotes it). Defaults to {@code inbox}.
+     */
     public Builder table(String table) {
       this.table = identifier("table", table);
       return this;

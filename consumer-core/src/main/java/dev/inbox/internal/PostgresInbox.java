@@ -52,13 +52,15 @@ public final class PostgresInbox implements Inbox {
   private PostgresInbox(DataSource dataSource, InboxSettings settings) {
     this.dataSource = dataSource;
     this.settings = settings;
-    this.sql = new Statements(settings.qualifiedTable());
+    this.sql = new Statements(settings);
     this.claimer = new Claimer(sql, settings);
     this.janitor =
         settings.janitorInterval().isZero()
             ? null
             : Janitor.start(
-                settings.qualifiedTable(), settings.janitorInterval(), this::janitorRun);
+                settings.schema() + "." + settings.table(),
+                settings.janitorInterval(),
+                this::janitorRun);
   }
 
   /** Creates the inbox and starts its janitor, unless the janitor interval is zero. */

@@ -1,7 +1,9 @@
 package dev.inbox.internal;
 
+import dev.inbox.InboxSettings;
+
 /**
- * Every SQL statement of the inbox, built once per table. The table name is a validated identifier;
+ * Every SQL statement of the inbox, built once per table. The table's name is validated and quoted;
  * every value is a bind parameter.
  *
  * <p>Every time written or compared is the database's: {@code now()}, the start of the statement's
@@ -133,7 +135,8 @@ final class Statements {
    */
   final String insertCompletedAndCommit;
 
-  private final String table;
+  /** Names the table in the reservations' advisory lock names; see {@link #reservationLockName}. */
+  private final String lockNamespace;
 
   final String completeMany;
   final String failInTransaction;
@@ -202,8 +205,11 @@ final class Statements {
         + INSERTED_AND_SEEN;
   }
 
-  Statements(String table) {
-    this.table = table;
+  Statements(InboxSettings settings) {
+    String table = settings.qualifiedTable();
+    // Unquoted, the name every release has hashed: nodes running different versions must take
+    // one lock per key.
+    this.lockNamespace = settings.schema() + "." + settings.table();
     claim =
         "INSERT INTO "
             + table
@@ -404,6 +410,6 @@ final class Statements {
    * them line up), which costs a wait, never a double effect: the row's primary key still decides.
    */
   String reservationLockName(String scope, String key) {
-    return table + '\u001f' + scope + '\u001f' + key;
+    return lockNamespace + '\u001f' + scope + '\u001f' + key;
   }
 }
