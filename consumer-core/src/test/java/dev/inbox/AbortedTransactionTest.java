@@ -39,6 +39,14 @@ class AbortedTransactionTest extends InboxTestSupport {
     }
   }
 
+  /** A batch handler that books each payment the idiom's way. */
+  private BatchHandler<Long> bookingEach() {
+    return (item, tx) -> {
+      bookSwallowingDuplicates(tx, "pay", item.key());
+      return null;
+    };
+  }
+
   private static List<BatchItem<Long>> threePayments() {
     return payments("p-1", "p-2", "p-3");
   }
@@ -98,11 +106,7 @@ class AbortedTransactionTest extends InboxTestSupport {
   @Test
   void a_batch_fails_only_the_item_whose_handler_aborted_the_transaction() throws Exception {
     Inbox inbox = inbox(s -> s.maxAttempts(2));
-    BatchHandler<Long> handler =
-        (item, tx) -> {
-          bookSwallowingDuplicates(tx, "pay", item.key());
-          return null;
-        };
+    BatchHandler<Long> handler = bookingEach();
     BatchResult<Long> first = inbox.executeBatch("pay", threePayments(), handler);
     assertThat(first.items())
         .extracting(ItemResult::status)
@@ -131,13 +135,7 @@ class AbortedTransactionTest extends InboxTestSupport {
       throws Exception {
     Inbox inbox = inbox();
     BatchResult<Long> result =
-        inbox.executeBatch(
-            "pay",
-            payments("p-1", "p-3", "p-2"),
-            (item, tx) -> {
-              bookSwallowingDuplicates(tx, "pay", item.key());
-              return null;
-            });
+        inbox.executeBatch("pay", payments("p-1", "p-3", "p-2"), bookingEach());
     assertThat(result.items())
         .extracting(ItemResult::status)
         .containsExactly(ItemStatus.COMPLETED, ItemStatus.COMPLETED, ItemStatus.FAILED);
@@ -150,14 +148,7 @@ class AbortedTransactionTest extends InboxTestSupport {
   void under_stop_the_items_after_an_aborted_one_are_left_for_later() throws Exception {
     Inbox inbox = inbox();
     BatchResult<Long> result =
-        inbox.executeBatch(
-            "pay",
-            threePayments(),
-            BatchFailurePolicy.STOP,
-            (item, tx) -> {
-              bookSwallowingDuplicates(tx, "pay", item.key());
-              return null;
-            });
+        inbox.executeBatch("pay", threePayments(), BatchFailurePolicy.STOP, bookingEach());
     assertThat(result.items())
         .extracting(ItemResult::status)
         .containsExactly(ItemStatus.COMPLETED, ItemStatus.FAILED, ItemStatus.NOT_ATTEMPTED);
@@ -190,42 +181,47 @@ class AbortedTransactionTest extends InboxTestSupport {
     assertThat(state(inbox, "p-2")).isEqualTo(RecordState.FAILED);
   }
 
+  private interface Claiming<T> {
+    T claim(Connection tx) throws Exception;
+  }
+
+  private interface Completion<T> {
+    void complete(Connection tx, T claimed);
+  }
+
+  /**
+   * Claims p-2, aborts the transaction as the handler idiom does, and expects each completion to
+   * refuse.
+   */
+  private <T> void claimAbortAndComplete(Claiming<T> claiming, List<Completion<T>> completions)
+      throws Exception {
+    try (Connection tx = dataSource.getConnection()) {
+      tx.setAutoCommit(false);
+      T claimed = claiming.claim(tx);
+      bookSwallowingDuplicates(tx, "pay", "p-2");
+      for (Completion<T> completion : completions) {
+        assertThatThrownBy(() -> completion.complete(tx, claimed))
+            .isInstanceOf(InboxDatabaseException.class)
+            .hasMessageContaining("aborted");
+      }
+      tx.rollback();
+    }
+  }
+
   @Test
   void completing_on_an_aborted_callers_transaction_throws_and_commits_nothing() throws Exception {
     Inbox inbox = inbox();
-    try (Connection tx = dataSource.getConnection()) {
-      tx.setAutoCommit(false);
-      Claim claim = inbox.claim(tx, "pay", "p-2", null);
-      assertThat(claim.isNew()).isTrue();
-      bookSwallowingDuplicates(tx, "pay", "p-2");
-      assertThatThrownBy(() -> inbox.complete(tx, claim, null))
-          .isInstanceOf(InboxDatabaseException.class)
-          .hasMessageContaining("aborted");
-      tx.rollback();
-    }
-    try (Connection tx = dataSource.getConnection()) {
-      tx.setAutoCommit(false);
-      Claim claim = inbox.claimAtStart(tx, "pay", "p-2", null);
-      assertThat(claim.isNew()).isTrue();
-      bookSwallowingDuplicates(tx, "pay", "p-2");
-      assertThatThrownBy(() -> inbox.completeAndCommit(tx, claim, null))
-          .isInstanceOf(InboxDatabaseException.class)
-          .hasMessageContaining("aborted");
-      tx.rollback();
-    }
-    try (Connection tx = dataSource.getConnection()) {
-      tx.setAutoCommit(false);
-      Reservation reservation = inbox.reserveAtStart(tx, "pay", "p-2", null);
-      assertThat(reservation.isNew()).isTrue();
-      bookSwallowingDuplicates(tx, "pay", "p-2");
-      assertThatThrownBy(() -> inbox.complete(tx, reservation, null))
-          .isInstanceOf(InboxDatabaseException.class)
-          .hasMessageContaining("aborted");
-      assertThatThrownBy(() -> inbox.completeAndCommit(tx, reservation, null))
-          .isInstanceOf(InboxDatabaseException.class)
-          .hasMessageContaining("aborted");
-      tx.rollback();
-    }
+    this.<Claim>claimAbortAndComplete(
+        tx -> inbox.claim(tx, "pay", "p-2", null),
+        List.of((tx, claim) -> inbox.complete(tx, claim, null)));
+    this.<Claim>claimAbortAndComplete(
+        tx -> inbox.claimAtStart(tx, "pay", "p-2", null),
+        List.of((tx, claim) -> inbox.completeAndCommit(tx, claim, null)));
+    this.<Reservation>claimAbortAndComplete(
+        tx -> inbox.reserveAtStart(tx, "pay", "p-2", null),
+        List.of(
+            (tx, reservation) -> inbox.complete(tx, reservation, null),
+            (tx, reservation) -> inbox.completeAndCommit(tx, reservation, null)));
     assertThat(effects()).as("effect rows").isZero();
     assertThat(inboxRows()).as("inbox rows").isZero();
   }

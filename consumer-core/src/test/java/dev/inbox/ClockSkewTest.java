@@ -7,7 +7,6 @@ import dev.inbox.testing.MutableClock;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -46,24 +45,9 @@ class ClockSkewTest extends InboxTestSupport {
         .isEqualTo(ClaimOutcome.IN_PROGRESS);
     assertThat(fast.lookup("mail", "m-1", null).map(Claim::outcome))
         .contains(ClaimOutcome.IN_PROGRESS);
-    Execution execution =
-        fast.execute(
-            "mail",
-            "m-1",
-            tx -> {
-              effect(tx, "mail", "m-1", 1);
-              return null;
-            });
-    assertThat(execution.outcome()).isEqualTo(ClaimOutcome.IN_PROGRESS);
-    BatchResult<Long> batch =
-        fast.executeBatch(
-            "mail",
-            List.of(BatchItem.of("m-1", 1L)),
-            (item, tx) -> {
-              effect(tx, "mail", item.key(), 1);
-              return null;
-            });
-    assertThat(batch.items().get(0).status()).isEqualTo(ItemStatus.IN_PROGRESS);
+    assertThat(executeWithEffect(fast, "mail", "m-1").outcome())
+        .isEqualTo(ClaimOutcome.IN_PROGRESS);
+    assertThat(deliverWithEffect(fast, "mail", "m-1", null)).isEqualTo(ItemStatus.IN_PROGRESS);
     assertThat(fast.release("mail", "m-1")).isEqualTo(ReleaseResult.NOT_RELEASABLE);
 
     LeaseToken renewed = honest.renew(owned.leaseToken());

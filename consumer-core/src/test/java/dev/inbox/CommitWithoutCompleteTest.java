@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.sql.Connection;
 import java.time.Duration;
-import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -54,24 +53,9 @@ class CommitWithoutCompleteTest extends InboxTestSupport {
 
     assertThat(inbox.lookup("orders", "o-2", null).map(Claim::outcome))
         .contains(ClaimOutcome.DUPLICATE);
-    Execution execution =
-        inbox.execute(
-            "orders",
-            "o-2",
-            tx -> {
-              effect(tx, "orders", "o-2", 5);
-              return null;
-            });
-    assertThat(execution.outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
-    BatchResult<Long> batch =
-        inbox.executeBatch(
-            "orders",
-            List.of(BatchItem.of("o-2", 5L)),
-            (item, tx) -> {
-              effect(tx, "orders", item.key(), 5);
-              return null;
-            });
-    assertThat(batch.items().get(0).status()).isEqualTo(ItemStatus.DUPLICATE);
+    assertThat(executeWithEffect(inbox, "orders", "o-2").outcome())
+        .isEqualTo(ClaimOutcome.DUPLICATE);
+    assertThat(deliverWithEffect(inbox, "orders", "o-2", null)).isEqualTo(ItemStatus.DUPLICATE);
     assertThat(inbox.claimLease("orders", "o-2", null).outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
     try (Connection tx = dataSource.getConnection()) {
       tx.setAutoCommit(false);

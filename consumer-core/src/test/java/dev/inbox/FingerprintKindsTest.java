@@ -19,18 +19,8 @@ class FingerprintKindsTest extends InboxTestSupport {
     return Fingerprints.ofMessage(body.getBytes(StandardCharsets.UTF_8));
   }
 
-  private ItemStatus deliver(Inbox inbox, String key, byte[] fingerprint) throws Exception {
-    return inbox
-        .executeBatch(
-            "pay",
-            List.of(new BatchItem<>(key, fingerprint, 100L)),
-            (item, tx) -> {
-              effect(tx, "pay", item.key(), item.payload());
-              return null;
-            })
-        .items()
-        .get(0)
-        .status();
+  private ItemStatus deliver(Inbox inbox, String key, byte[] fingerprint) {
+    return deliverWithEffect(inbox, "pay", key, fingerprint);
   }
 
   @Test

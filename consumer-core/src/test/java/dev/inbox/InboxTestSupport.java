@@ -108,6 +108,33 @@ abstract class InboxTestSupport {
     }
   }
 
+  /** {@code execute} of the key with a handler that writes one effect row. */
+  protected Execution executeWithEffect(Inbox inbox, String scope, String key) {
+    return inbox.execute(
+        scope,
+        key,
+        tx -> {
+          effect(tx, scope, key, 1);
+          return null;
+        });
+  }
+
+  /** The key delivered in a batch of one, with a handler that writes one effect row. */
+  protected ItemStatus deliverWithEffect(
+      Inbox inbox, String scope, String key, byte[] fingerprint) {
+    return inbox
+        .executeBatch(
+            scope,
+            List.of(new BatchItem<>(key, fingerprint, 1L)),
+            (item, tx) -> {
+              effect(tx, scope, item.key(), item.payload());
+              return null;
+            })
+        .items()
+        .get(0)
+        .status();
+  }
+
   /** Writes the effects of many items with one multi-row INSERT, as a set-based handler does. */
   protected void effects(Connection tx, String scope, List<BatchItem<Long>> items)
       throws SQLException {
