@@ -15,6 +15,9 @@ import java.util.Optional;
  * @param lockedUntil for {@code IN_PROGRESS}, when the other owner's lease ends (null: unknown);
  *     for a leased {@code NEW}, when this owner's lease ends
  * @param leaseToken for a leased {@code NEW}, the token to complete, fail or renew with
+ * @param fingerprint the fingerprint presented with the claim (null: none); a failure recorded for
+ *     a {@code NEW} claim keeps it on the key, so that a retry with another request is a {@code
+ *     MISMATCH}
  */
 public record Claim(
     String scope,
@@ -24,7 +27,21 @@ public record Claim(
     long fencingToken,
     StoredResult storedResult,
     Instant lockedUntil,
-    LeaseToken leaseToken) {
+    LeaseToken leaseToken,
+    byte[] fingerprint) {
+
+  /** A claim without a fingerprint. */
+  public Claim(
+      String scope,
+      String key,
+      ClaimOutcome outcome,
+      int attempts,
+      long fencingToken,
+      StoredResult storedResult,
+      Instant lockedUntil,
+      LeaseToken leaseToken) {
+    this(scope, key, outcome, attempts, fencingToken, storedResult, lockedUntil, leaseToken, null);
+  }
 
   public boolean isNew() {
     return outcome == ClaimOutcome.NEW;

@@ -1,5 +1,7 @@
 package dev.inbox;
 
+import static java.nio.charset.StandardCharsets.US_ASCII;
+
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -50,39 +52,53 @@ public final class Fingerprints {
     byte[] tagged = new byte[TAG_MAGIC.length + 1 + kind.length() + digest.length];
     System.arraycopy(TAG_MAGIC, 0, tagged, 0, TAG_MAGIC.length);
     tagged[TAG_MAGIC.length] = (byte) kind.length();
-    byte[] kindBytes = kind.getBytes(StandardCharsets.US_ASCII);
+    byte[] kindBytes = kind.getBytes(US_ASCII);
     System.arraycopy(kindBytes, 0, tagged, TAG_MAGIC.length + 1, kindBytes.length);
     System.arraycopy(digest, 0, tagged, TAG_MAGIC.length + 1 + kindBytes.length, digest.length);
     return tagged;
   }
 
-  /** The kind a fingerprint was {@link #tagged} with, or the empty string for an untagged one. */
+  /**
+   * The kind a fingerprint was {@link #tagged} with, or the empty string for an untagged one: one
+   * that does not start with "INBX", a kind length of 1 to 32 and that many bytes.
+   */
   public static String kind(byte[] fingerprint) {
-    if (fingerprint == null
-        || fingerprint.length <= TAG_MAGIC.length
-        || !Arrays.equals(fingerprint, 0, TAG_MAGIC.length, TAG_MAGIC, 0, TAG_MAGIC.length)) {
-      return "";
-    }
-    int length = fingerprint[TAG_MAGIC.length];
-    if (length < 1
-        || length > MAX_KIND_LENGTH
-        || fingerprint.length < TAG_MAGIC.length + 1 + length) {
-      return "";
-    }
-    return new String(fingerprint, TAG_MAGIC.length + 1, length, StandardCharsets.US_ASCII);
+    int tag = tagLength(fingerprint);
+    return tag == 0
+        ? ""
+        : new String(fingerprint, TAG_MAGIC.length + 1, tag - TAG_MAGIC.length - 1, US_ASCII);
   }
 
   /**
    * Whether two fingerprints can tell a different request apart: both are present and of the same
-   * {@link #kind}. Where they are not comparable, a key's reuse is never a mismatch.
+   * {@link #kind}. Where they are not comparable, a key's reuse is never a mismatch. Kinds are
+   * compared byte for byte, as the inbox's SQL compares them.
    */
   public static boolean comparable(byte[] first, byte[] second) {
-    return first != null && second != null && kind(first).equals(kind(second));
+    return first != null
+        && second != null
+        && Arrays.equals(first, 0, tagLength(first), second, 0, tagLength(second));
   }
 
   /** Whether a new claim with {@code presented} mismatches a record holding {@code recorded}. */
   public static boolean mismatch(byte[] recorded, byte[] presented) {
     return comparable(recorded, presented) && !Arrays.equals(recorded, presented);
+  }
+
+  /** The length of the fingerprint's tag (magic, kind length and kind), or 0 when untagged. */
+  private static int tagLength(byte[] fingerprint) {
+    if (fingerprint == null
+        || fingerprint.length <= TAG_MAGIC.length
+        || !Arrays.equals(fingerprint, 0, TAG_MAGIC.length, TAG_MAGIC, 0, TAG_MAGIC.length)) {
+      return 0;
+    }
+    int length = fingerprint[TAG_MAGIC.length]; // signed: a byte above 127 is no kind's length
+    if (length < 1
+        || length > MAX_KIND_LENGTH
+        || fingerprint.length < TAG_MAGIC.length + 1 + length) {
+      return 0;
+    }
+    return TAG_MAGIC.length + 1 + length;
   }
 
   /** The SHA-256 of the bytes. */

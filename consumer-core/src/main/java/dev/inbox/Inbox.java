@@ -15,6 +15,12 @@ import javax.sql.DataSource;
  * ({@link #claimLease}) the claim commits at once with a lease and a fencing token, for side
  * effects outside the database.
  *
+ * <p>A fingerprint presented with a claim is compared with the one the key recorded only when both
+ * are of the same {@linkplain Fingerprints#kind kind}: a message's payload fingerprint ({@link
+ * Fingerprints#ofMessage}) never mismatches the HTTP filter's request fingerprint, since one key
+ * space is shared by every channel. A key's first recorded fingerprint stays with it, also when
+ * that attempt failed.
+ *
  * <p>Instances are thread-safe. {@link #close()} stops the janitor; it never closes the data
  * source.
  *
@@ -63,10 +69,13 @@ public interface Inbox extends AutoCloseable {
    * bring its own transaction ({@link #claim(Connection, String, String, byte[])}). The same holds
    * for the batch methods.
    *
-   * @param fingerprint the SHA-256 of the request, or null to skip the mismatch check
+   * @param fingerprint the SHA-256 of the request, or null to skip the mismatch check; compared
+   *     only with a recorded fingerprint of the same kind
    * @throws InvalidKeyException when the scope or key breaks a rule; nothing is written
-   * @throws HandlerFailedException when the handler throws; its writes are rolled back and the
-   *     attempt is counted in a short transaction of its own
+   * @throws HandlerFailedException when the handler throws, or returns with its transaction aborted
+   *     by an SQL error it caught without rolling back to a savepoint (PostgreSQL would commit none
+   *     of it); its writes are rolled back and the attempt is counted in a short transaction of its
+   *     own
    * @throws InboxDatabaseException when PostgreSQL fails; if it failed during commit, the outcome
    *     is unknown and a retry is safe. Also when the handler hit a failure that says nothing about
    *     the message ({@link TransientFailures}: a deadlock, serialization failure, lock wait past
@@ -78,7 +87,9 @@ public interface Inbox extends AutoCloseable {
   /**
    * Claims a batch of keys of one scope in one round trip, runs the handler for the new items, and
    * commits once. A failing item does not undo the others ({@link BatchFailurePolicy#CONTINUE}). A
-   * key repeated inside the batch is a {@code DUPLICATE} of its first occurrence.
+   * key repeated inside the batch is a {@code DUPLICATE} of its first occurrence. An item whose
+   * handler returns with the transaction aborted (it caught an SQL error without a savepoint) is
+   * {@code FAILED} like one that throws: the inbox never reports an item done that did not commit.
    *
    * @throws InvalidKeyException when any key breaks a rule; nothing is written
    */
@@ -115,7 +126,9 @@ public interface Inbox extends AutoCloseable {
    * transaction: Spring's {@code @Transactional}, jOOQ, plain JDBC). The claim runs under a
    * savepoint, so that neither a duplicate nor a lock timeout aborts the caller's transaction. The
    * inbox never commits or rolls back this transaction. On {@code NEW}, do the work and call {@link
-   * #complete(Connection, Claim, StoredResult)} before committing.
+   * #complete(Connection, Claim, StoredResult)} before committing. A commit without it has still
+   * committed the work: the key then answers {@code DUPLICATE}, with no stored result, and is
+   * purged like a completed one.
    *
    * @throws IllegalArgumentException when the connection is in auto-commit mode
    */
@@ -140,6 +153,9 @@ public interface Inbox extends AutoCloseable {
   /**
    * Marks a {@code NEW} claim made with {@link #claim(Connection, String, String, byte[])}
    * completed.
+   *
+   * @throws InboxDatabaseException when the transaction was aborted by an earlier SQL error (its
+   *     commit would roll back): roll it back
    */
   void complete(Connection transaction, Claim claim, StoredResult result);
 
@@ -154,7 +170,8 @@ public interface Inbox extends AutoCloseable {
 
   /**
    * Counts a failed attempt of a claim whose transaction the caller rolled back, in a short
-   * transaction of its own, so that a poison message reaches {@code GAVE_UP}.
+   * transaction of its own, so that a poison message reaches {@code GAVE_UP}. The key keeps the
+   * claim's fingerprint: a retry with another request is a {@code MISMATCH}.
    */
   void recordFailure(Claim claim, String error);
 
@@ -218,14 +235,15 @@ public interface Inbox extends AutoCloseable {
 
   /**
    * {@link #recordFailure(Claim, String)} for a reservation whose transaction the caller rolled
-   * back. Like it, the failed record keeps no fingerprint, so that a retry may differ from the
-   * attempt that failed.
+   * back. Like it, the failed record keeps the reservation's fingerprint, so that a retry with
+   * another request is a {@code MISMATCH} (the HTTP filter's 422), not a new attempt.
    */
   void recordFailure(Reservation reservation, String error);
 
   /**
    * Leased mode: claims the key and commits {@code IN_PROGRESS} at once, with a lease of {@code
    * leaseDuration} and a fencing token. An expired lease is taken over by this claim atomically.
+   * When a lease ends, and whether it has, is decided by the database's clock, never the node's.
    */
   Claim claimLease(String scope, String key, byte[] fingerprint);
 
@@ -244,7 +262,7 @@ public interface Inbox extends AutoCloseable {
   void fail(LeaseToken lease, String error);
 
   /**
-   * Extends a lease by {@code leaseDuration} from now.
+   * Extends a lease to {@code leaseDuration} from now, on the database's clock.
    *
    * @throws LeaseLostException when another owner took the lease over
    */
@@ -275,9 +293,11 @@ public interface Inbox extends AutoCloseable {
   ReleaseResult release(String scope, String key);
 
   /**
-   * Deletes {@code COMPLETED} records older than {@code retention}, in statements of at most {@code
-   * purgeBatchSize} rows that skip locked rows, so that claims never wait on it. Never touches
-   * {@code IN_PROGRESS} or {@code FAILED} records.
+   * Deletes {@code COMPLETED} records older than {@code retention} by the database's clock, in
+   * statements of at most {@code purgeBatchSize} rows that skip locked rows, so that claims never
+   * wait on it. Never touches {@code FAILED} records or leases; an {@code IN_PROGRESS} record
+   * without a lease (a claim committed without {@code complete}) counts as completed when it was
+   * last written.
    *
    * @return the number of rows deleted
    */

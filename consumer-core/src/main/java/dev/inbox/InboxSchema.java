@@ -65,8 +65,14 @@ public final class InboxSchema {
     return sql.toString();
   }
 
+  /**
+   * The schema is quoted, since it comes first in {@code schema.table}, where PostgreSQL takes no
+   * reserved word. The table is not: after the dot any word is a name, and the scripts also make
+   * constraint and index names from it by appending to it. Flyway keeps a script's checksum from
+   * its text before the placeholders are filled in, so quoting changes no checksum.
+   */
   private static Map<String, String> placeholders(InboxSettings settings) {
-    return Map.of("inbox_schema", settings.schema(), "inbox_table", settings.table());
+    return Map.of("inbox_schema", '"' + settings.schema() + '"', "inbox_table", settings.table());
   }
 
   private static String read(String resource) {

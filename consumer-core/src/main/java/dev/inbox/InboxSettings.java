@@ -98,9 +98,12 @@ public final class InboxSettings {
     return table;
   }
 
-  /** {@code schema.table}, both validated identifiers, safe to put into SQL. */
+  /**
+   * {@code "schema"."table"}: both validated lower-case identifiers, quoted, so that it is safe to
+   * put into SQL even when a name is a reserved word such as {@code user}.
+   */
   public String qualifiedTable() {
-    return schema + "." + table;
+    return '"' + schema + "\".\"" + table + '"';
   }
 
   public Duration lockTimeout() {
@@ -127,6 +130,12 @@ public final class InboxSettings {
     return janitorInterval;
   }
 
+  /**
+   * The clock given to {@link Builder#clock}.
+   *
+   * @deprecated the inbox reads no time from it; see {@link Builder#clock}
+   */
+  @Deprecated
   public Clock clock() {
     return clock;
   }
@@ -142,7 +151,9 @@ public final class InboxSettings {
   @Override
   public String toString() {
     return "InboxSettings[table="
-        + qualifiedTable()
+        + schema
+        + "."
+        + table
         + ", lockTimeout="
         + lockTimeout
         + ", leaseDuration="
@@ -176,13 +187,19 @@ public final class InboxSettings {
 
     private Builder() {}
 
-    /** The schema of the inbox table: a lower-case SQL identifier. Defaults to {@code public}. */
+    /**
+     * The schema of the inbox table: a lower-case SQL identifier, which may be a reserved word (the
+     * inbox quotes it). Defaults to {@code public}.
+     */
     public Builder schema(String schema) {
       this.schema = identifier("schema", schema);
       return this;
     }
 
-    /** The inbox table's name: a lower-case SQL identifier. Defaults to {@code inbox}. */
+    /**
+     * The inbox table's name: a lower-case SQL identifier, which may be a reserved word (the inbox
+     * quotes it). Defaults to {@code inbox}.
+     */
     public Builder table(String table) {
       this.table = identifier("table", table);
       return this;
@@ -244,7 +261,16 @@ public final class InboxSettings {
       return this;
     }
 
-    /** The clock for timestamps and lease expiry. Defaults to the UTC system clock. */
+    /**
+     * Accepted and ignored. Every time the inbox writes (created, updated, completed, a lease's
+     * end) and every comparison that decides who owns a lease or what is purged is the database's
+     * ({@code now()}), so that nodes whose clocks disagree never disagree on them. Defaults to the
+     * UTC system clock.
+     *
+     * @deprecated the inbox reads no time from it; tests that need a lease or a record to be old
+     *     move its timestamps in the table instead
+     */
+    @Deprecated
     public Builder clock(Clock clock) {
       this.clock = Objects.requireNonNull(clock, "clock must not be null");
       return this;

@@ -1,7 +1,6 @@
 package dev.inbox;
 
 import com.zaxxer.hikari.HikariDataSource;
-import dev.inbox.testing.MutableClock;
 import dev.inbox.testing.TestDataSources;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -26,7 +25,6 @@ import org.junit.jupiter.api.TestInstance;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 abstract class InboxTestSupport {
   protected HikariDataSource dataSource;
-  protected MutableClock clock;
   protected String schema;
   protected final List<Inbox> inboxes = new ArrayList<>();
 
@@ -43,7 +41,6 @@ abstract class InboxTestSupport {
   @BeforeEach
   void freshSchema() throws SQLException {
     schema = TestDataSources.newSchema("core");
-    clock = MutableClock.startingNow();
     sql(
         "CREATE TABLE "
             + schema
@@ -59,7 +56,6 @@ abstract class InboxTestSupport {
   protected InboxSettings.Builder settings() {
     return InboxSettings.builder()
         .schema(schema)
-        .clock(clock)
         .janitorInterval(Duration.ZERO)
         .lockTimeout(Duration.ofSeconds(5))
         .leaseDuration(Duration.ofSeconds(30));
@@ -80,6 +76,26 @@ abstract class InboxTestSupport {
     return inbox;
   }
 
+  /**
+   * Time passes for every record of the inbox table: its times and lease ends move that far into
+   * the past. The inbox compares them with the database's clock, so this is how a test makes a
+   * lease expire or a record outlive its retention without waiting.
+   */
+  protected void timePasses(Duration duration) throws SQLException {
+    String by = " - interval '" + duration + "'";
+    sql(
+        "UPDATE "
+            + schema
+            + ".inbox SET created_at = created_at"
+            + by
+            + ", updated_at = updated_at"
+            + by
+            + ", completed_at = completed_at"
+            + by
+            + ", locked_until = locked_until"
+            + by);
+  }
+
   /** Writes one effect row through the handler's transaction. */
   protected void effect(Connection tx, String scope, String key, long amount) throws SQLException {
     try (PreparedStatement ps =
@@ -90,6 +106,33 @@ abstract class InboxTestSupport {
       ps.setLong(3, amount);
       ps.executeUpdate();
     }
+  }
+
+  /** {@code execute} of the key with a handler that writes one effect row. */
+  protected Execution executeWithEffect(Inbox inbox, String scope, String key) {
+    return inbox.execute(
+        scope,
+        key,
+        tx -> {
+          effect(tx, scope, key, 1);
+          return null;
+        });
+  }
+
+  /** The key delivered in a batch of one, with a handler that writes one effect row. */
+  protected ItemStatus deliverWithEffect(
+      Inbox inbox, String scope, String key, byte[] fingerprint) {
+    return inbox
+        .executeBatch(
+            scope,
+            List.of(new BatchItem<>(key, fingerprint, 1L)),
+            (item, tx) -> {
+              effect(tx, scope, item.key(), item.payload());
+              return null;
+            })
+        .items()
+        .get(0)
+        .status();
   }
 
   /** Writes the effects of many items with one multi-row INSERT, as a set-based handler does. */

@@ -58,7 +58,7 @@ class LeasedModeTest extends InboxTestSupport {
   }
 
   @Test
-  void an_expired_lease_is_taken_over_and_the_old_owner_can_no_longer_complete() {
+  void an_expired_lease_is_taken_over_and_the_old_owner_can_no_longer_complete() throws Exception {
     Inbox ownerA = inbox(s -> s.ownerId("owner-a"));
     Inbox ownerB = inbox(s -> s.ownerId("owner-b"));
     Claim a = ownerA.claimLease("charges", "ch-1", null);
@@ -66,7 +66,7 @@ class LeasedModeTest extends InboxTestSupport {
     assertThat(ownerB.claimLease("charges", "ch-1", null).outcome())
         .isEqualTo(ClaimOutcome.IN_PROGRESS);
 
-    clock.advance(Duration.ofSeconds(31));
+    timePasses(Duration.ofSeconds(31));
     Claim b = ownerB.claimLease("charges", "ch-1", null);
     assertThat(b.outcome()).as("B takes the expired lease over").isEqualTo(ClaimOutcome.NEW);
     assertThat(b.leaseToken().fencingToken()).isGreaterThan(a.leaseToken().fencingToken());
@@ -91,13 +91,13 @@ class LeasedModeTest extends InboxTestSupport {
   }
 
   @Test
-  void renew_extends_a_lease_so_that_nobody_takes_it_over() {
+  void renew_extends_a_lease_so_that_nobody_takes_it_over() throws Exception {
     Inbox ownerA = inbox(s -> s.ownerId("owner-a"));
     Inbox ownerB = inbox(s -> s.ownerId("owner-b"));
     Claim a = ownerA.claimLease("s", "k", null);
-    clock.advance(Duration.ofSeconds(20));
+    timePasses(Duration.ofSeconds(20));
     LeaseToken renewed = ownerA.renew(a.leaseToken());
-    clock.advance(Duration.ofSeconds(20));
+    timePasses(Duration.ofSeconds(20));
     assertThat(ownerB.claimLease("s", "k", null).outcome()).isEqualTo(ClaimOutcome.IN_PROGRESS);
     ownerA.complete(renewed, null);
     assertThat(ownerB.claimLease("s", "k", null).outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
@@ -119,7 +119,7 @@ class LeasedModeTest extends InboxTestSupport {
   void a_transactional_claim_takes_over_an_expired_lease() throws Exception {
     Inbox inbox = inbox();
     Claim leased = inbox.claimLease("s", "k", null);
-    clock.advance(Duration.ofMinutes(1));
+    timePasses(Duration.ofMinutes(1));
     Execution tx =
         inbox.execute(
             "s",
@@ -135,7 +135,8 @@ class LeasedModeTest extends InboxTestSupport {
   }
 
   @Test
-  void lease_writes_commit_on_a_pool_that_hands_out_connections_with_auto_commit_off() {
+  void lease_writes_commit_on_a_pool_that_hands_out_connections_with_auto_commit_off()
+      throws Exception {
     try (HikariDataSource manualCommit = TestDataSources.pool(4, false)) {
       Inbox inbox =
           Inbox.builder()
@@ -150,7 +151,7 @@ class LeasedModeTest extends InboxTestSupport {
             .isEqualTo(RecordState.COMPLETED);
 
         Claim renewed = inbox.claimLease("mail", "renewed", null);
-        clock.advance(Duration.ofSeconds(10));
+        timePasses(Duration.ofSeconds(10));
         LeaseToken longer = inbox.renew(renewed.leaseToken());
         assertThat(inbox.find("mail", "renewed").orElseThrow().lockedUntil())
             .isEqualTo(longer.lockedUntil());
@@ -170,15 +171,16 @@ class LeasedModeTest extends InboxTestSupport {
   }
 
   @Test
-  void a_key_whose_leases_keep_expiring_gives_up_after_max_attempts_and_can_be_released() {
+  void a_key_whose_leases_keep_expiring_gives_up_after_max_attempts_and_can_be_released()
+      throws Exception {
     Inbox inbox = inbox(s -> s.maxAttempts(2));
     assertThat(inbox.claimLease("mail", "crashes-its-worker", null).outcome())
         .isEqualTo(ClaimOutcome.NEW);
-    clock.advance(Duration.ofSeconds(31)); // the worker died: its lease expires
+    timePasses(Duration.ofSeconds(31)); // the worker died: its lease expires
     Claim second = inbox.claimLease("mail", "crashes-its-worker", null);
     assertThat(second.outcome()).as("the first expiry is taken over").isEqualTo(ClaimOutcome.NEW);
     assertThat(second.attempts()).isEqualTo(2);
-    clock.advance(Duration.ofSeconds(31));
+    timePasses(Duration.ofSeconds(31));
 
     Claim third = inbox.claimLease("mail", "crashes-its-worker", null);
     assertThat(third.outcome())

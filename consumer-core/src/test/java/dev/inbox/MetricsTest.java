@@ -11,7 +11,7 @@ import org.junit.jupiter.api.Test;
 class MetricsTest extends InboxTestSupport {
 
   @Test
-  void claims_handlers_batches_takeovers_and_purges_are_published_to_micrometer() {
+  void claims_handlers_batches_takeovers_and_purges_are_published_to_micrometer() throws Exception {
     SimpleMeterRegistry registry = new SimpleMeterRegistry();
     Inbox inbox =
         inbox(
@@ -23,7 +23,7 @@ class MetricsTest extends InboxTestSupport {
         (i, tx) -> null);
     inbox.execute("c", "a", tx -> null);
     Claim lease = inbox.claimLease("c", "l", null);
-    clock.advance(Duration.ofMinutes(5));
+    timePasses(Duration.ofMinutes(5));
     inbox.claimLease("c", "l", null);
 
     assertThat(

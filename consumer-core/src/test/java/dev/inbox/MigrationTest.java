@@ -64,6 +64,27 @@ class MigrationTest extends InboxTestSupport {
     assertThat(queryLong("SELECT count(*) FROM " + schema + "_x.dedup")).isEqualTo(1);
 
     String sql = InboxSchema.sql(settings);
-    assertThat(sql).contains("CREATE TABLE " + schema + "_x.dedup").doesNotContain("${");
+    assertThat(sql).contains("CREATE TABLE \"" + schema + "_x\".dedup").doesNotContain("${");
+  }
+
+  @Test
+  void a_table_migrated_with_the_unquoted_schema_placeholder_still_validates() throws Exception {
+    // How releases before quoting filled the placeholders in; Flyway checks the checksums.
+    Flyway.configure(InboxSchema.class.getClassLoader())
+        .dataSource(dataSource)
+        .locations(InboxSchema.LOCATION)
+        .schemas(schema)
+        .defaultSchema(schema)
+        .table("inbox_schema_history")
+        .baselineOnMigrate(true)
+        .baselineVersion("0")
+        .placeholders(java.util.Map.of("inbox_schema", schema, "inbox_table", "inbox"))
+        .load()
+        .migrate();
+
+    Inbox inbox = inbox();
+    InboxSchema.flyway(dataSource, settings().build()).validate();
+    assertThat(inbox.execute("s", "k", tx -> null).executed()).isTrue();
+    assertThat(inboxRows()).isEqualTo(1);
   }
 }

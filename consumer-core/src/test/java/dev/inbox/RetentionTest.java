@@ -29,9 +29,9 @@ class RetentionTest extends InboxTestSupport {
       // counted as FAILED
     }
 
-    clock.advance(Duration.ofHours(23));
+    timePasses(Duration.ofHours(23));
     inbox.execute("s", "young", tx -> null);
-    clock.advance(Duration.ofHours(2)); // old ones are 25 h old, young is 2 h old
+    timePasses(Duration.ofHours(2)); // old ones are 25 h old, young is 2 h old
 
     assertThat(inbox.purgeExpired())
         .as("25 expired completed rows, in statements of 7")
@@ -58,7 +58,7 @@ class RetentionTest extends InboxTestSupport {
     Inbox inbox =
         inbox(s -> s.retention(Duration.ofMinutes(1)).janitorInterval(Duration.ofMillis(100)));
     inbox.execute("s", "k", tx -> null);
-    clock.advance(Duration.ofMinutes(2));
+    timePasses(Duration.ofMinutes(2));
     long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
     while (inboxRows() > 0 && System.nanoTime() < deadline) {
       Thread.sleep(50);

@@ -42,7 +42,7 @@ class SettingsTest {
     InboxSettings defaults = InboxSettings.defaults();
     assertThat(defaults.retention()).isEqualTo(Duration.ofHours(24));
     assertThat(defaults.maxAttempts()).isEqualTo(5);
-    assertThat(defaults.qualifiedTable()).isEqualTo("public.inbox");
+    assertThat(defaults.qualifiedTable()).isEqualTo("\"public\".\"inbox\"");
   }
 
   @Test

@@ -155,9 +155,9 @@ class SingleKeyClaimTest extends InboxTestSupport {
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
       while (queryLong(
               "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
-                  + " AND query LIKE '%"
+                  + " AND query LIKE '%\""
                   + schema
-                  + ".inbox%'")
+                  + "\".\"inbox\"%'")
           == 0) {
         assertThat(System.nanoTime()).as("the second claim waits").isLessThan(deadline);
         assertThat(claim.isDone()).as("the second claim cannot finish first").isFalse();

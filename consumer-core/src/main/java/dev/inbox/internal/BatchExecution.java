@@ -6,6 +6,7 @@ import dev.inbox.BatchItem;
 import dev.inbox.BatchResult;
 import dev.inbox.Claim;
 import dev.inbox.ClaimOutcome;
+import dev.inbox.Fingerprints;
 import dev.inbox.InboxSettings;
 import dev.inbox.ItemResult;
 import dev.inbox.ItemStatus;
@@ -17,10 +18,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Savepoint;
-import java.time.Instant;
-import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collections;
 import java.util.EnumMap;
 import java.util.HashMap;
@@ -146,7 +144,6 @@ final class BatchExecution<T> {
       List<String> completedWithoutResult = new ArrayList<>();
       List<Slot> completedWithResult = new ArrayList<>();
       List<BatchItem<T>> newItems = new ArrayList<>();
-      Instant now = now();
       for (int position = 0; position < limit; position++) {
         BatchItem<T> item = items.get(firsts.get(position));
         Claim claim = claims.get(item.key());
@@ -164,6 +161,7 @@ final class BatchExecution<T> {
         long handlerStart = System.nanoTime();
         try {
           StoredResult result = handler.handle(item, connection);
+          Transactions.requireNotAbortedByHandler(connection);
           settings.listener().handled(scope, true, Claimer.since(handlerStart));
           Slot slot = new Slot(claim, ItemStatus.COMPLETED, result, null);
           pass.slots[position] = slot;
@@ -180,7 +178,7 @@ final class BatchExecution<T> {
             return pass;
           }
           connection.rollback(savepoint);
-          markFailed(connection, item.key(), e, now);
+          markFailed(connection, item.key(), e);
           pass.slots[position] = new Slot(claim, ItemStatus.FAILED, null, e);
           if (policy == BatchFailurePolicy.STOP && anyNewAfter(claims, position, limit)) {
             connection.rollback();
@@ -194,11 +192,11 @@ final class BatchExecution<T> {
         return pass;
       }
       if (careful) {
-        complete(connection, completedWithoutResult, completedWithResult, now);
+        complete(connection, completedWithoutResult, completedWithResult);
       } else {
         storeResults(connection, completedWithResult);
       }
-      connection.commit();
+      Transactions.commit(connection);
       return pass;
     } catch (SQLException | RuntimeException | Error e) {
       Transactions.rollbackQuietly(connection, e);
@@ -218,6 +216,7 @@ final class BatchExecution<T> {
     long handlerStart = System.nanoTime();
     try {
       atOnce.handle(Collections.unmodifiableList(newItems), connection);
+      Transactions.requireNotAbortedByHandler(connection);
       settings.listener().handled(scope, true, Claimer.since(handlerStart));
       return true;
     } catch (Exception e) {
@@ -247,7 +246,7 @@ final class BatchExecution<T> {
     long start = System.nanoTime();
     Map<String, Claim> claims;
     try {
-      claims = claimer.claimAsFirstStatement(connection, scope, requests, null, now(), writtenAs);
+      claims = claimer.claimAsFirstStatement(connection, scope, requests, null, writtenAs);
     } catch (SQLException e) {
       if (!SqlStates.isLockTimeout(e)) {
         throw e;
@@ -259,7 +258,7 @@ final class BatchExecution<T> {
       for (Claimer.Request request : requests) {
         claims.put(
             request.key(),
-            claimer.claimUnderSavepoint(connection, scope, request, null, now(), writtenAs));
+            claimer.claimUnderSavepoint(connection, scope, request, null, writtenAs));
       }
     }
     settings.listener().claimLatency(scope, Claimer.since(start));
@@ -275,26 +274,21 @@ final class BatchExecution<T> {
     return false;
   }
 
-  private void markFailed(Connection connection, String key, Exception error, Instant now)
-      throws SQLException {
+  private void markFailed(Connection connection, String key, Exception error) throws SQLException {
     try (PreparedStatement ps = connection.prepareStatement(sql.failInTransaction)) {
       ps.setString(1, String.valueOf(error));
-      ps.setObject(2, Rows.timestamp(now));
-      ps.setString(3, scope);
-      ps.setString(4, key);
+      ps.setString(2, scope);
+      ps.setString(3, key);
       expectOne(ps.executeUpdate(), key, "mark failed");
     }
   }
 
-  private void complete(
-      Connection connection, List<String> withoutResult, List<Slot> withResult, Instant now)
+  private void complete(Connection connection, List<String> withoutResult, List<Slot> withResult)
       throws SQLException {
     if (!withoutResult.isEmpty()) {
       try (PreparedStatement ps = connection.prepareStatement(sql.completeMany)) {
-        ps.setObject(1, Rows.timestamp(now));
-        ps.setObject(2, Rows.timestamp(now));
-        ps.setString(3, scope);
-        ps.setArray(4, connection.createArrayOf("text", withoutResult.toArray(new String[0])));
+        ps.setString(1, scope);
+        ps.setArray(2, connection.createArrayOf("text", withoutResult.toArray(new String[0])));
         int updated = ps.executeUpdate();
         if (updated != withoutResult.size()) {
           throw new IllegalStateException(
@@ -312,11 +306,9 @@ final class BatchExecution<T> {
       try (PreparedStatement ps = connection.prepareStatement(sql.complete)) {
         for (Slot slot : withResult) {
           Rows.setResult(connection, ps, 1, slot.result());
-          ps.setObject(5, Rows.timestamp(now));
-          ps.setObject(6, Rows.timestamp(now));
-          ps.setString(7, scope);
-          ps.setString(8, slot.claim().key());
-          ps.setLong(9, slot.claim().fencingToken());
+          ps.setString(5, scope);
+          ps.setString(6, slot.claim().key());
+          ps.setLong(7, slot.claim().fencingToken());
           ps.addBatch();
         }
         int[] counts = ps.executeBatch();
@@ -390,9 +382,7 @@ final class BatchExecution<T> {
    */
   private static ItemStatus repeatStatus(
       BatchItem<?> first, BatchItem<?> repeat, ItemStatus firstStatus) {
-    if (first.fingerprint() != null
-        && repeat.fingerprint() != null
-        && !Arrays.equals(first.fingerprint(), repeat.fingerprint())) {
+    if (Fingerprints.mismatch(first.fingerprint(), repeat.fingerprint())) {
       return ItemStatus.MISMATCH;
     }
     return firstStatus.isSettled() ? ItemStatus.DUPLICATE : firstStatus;
@@ -414,10 +404,6 @@ final class BatchExecution<T> {
     }
     outcomes.forEach((outcome, count) -> settings.listener().claimed(scope, outcome, count));
     settings.listener().batch(scope, result.items().size(), Claimer.since(start));
-  }
-
-  private Instant now() {
-    return settings.clock().instant().truncatedTo(ChronoUnit.MICROS);
   }
 
   static ItemStatus statusOf(ClaimOutcome outcome) {

@@ -2,9 +2,11 @@ package dev.inbox.internal;
 
 import dev.inbox.Claim;
 import dev.inbox.ClaimOutcome;
+import dev.inbox.Fingerprints;
 import dev.inbox.InboxSettings;
 import dev.inbox.LeaseToken;
 import dev.inbox.RecordState;
+import dev.inbox.StoredResult;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -14,7 +16,6 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -81,48 +82,37 @@ final class Claimer {
   }
 
   /**
-   * Claims distinct keys in one scope. With a lease owner, new claims get a lease ending at {@code
-   * now + leaseDuration}.
+   * Claims distinct keys in one scope, writing new claims in {@code writtenAs}: {@code COMPLETED}
+   * only for a transaction that commits solely when every handler succeeded. With a lease owner,
+   * new claims get a lease ending {@code leaseDuration} after the transaction's start on the
+   * database's clock.
    *
    * @throws SQLException with SQLState 55P03 when a key stayed locked past lockTimeout; the
    *     transaction is then aborted
-   */
-  Map<String, Claim> claim(
-      Connection connection, String scope, List<Request> requests, String leaseOwner, Instant now)
-      throws SQLException {
-    return claim(connection, scope, requests, leaseOwner, now, RecordState.IN_PROGRESS);
-  }
-
-  /**
-   * Like {@link #claim(Connection, String, List, String, Instant)}, writing new claims in {@code
-   * writtenAs}: {@code COMPLETED} only for a transaction that commits solely when every handler
-   * succeeded.
    */
   Map<String, Claim> claim(
       Connection connection,
       String scope,
       List<Request> requests,
       String leaseOwner,
-      Instant now,
       RecordState writtenAs)
       throws SQLException {
-    return claimRounds(connection, scope, requests, leaseOwner, now, writtenAs, false);
+    return claimRounds(connection, scope, requests, leaseOwner, writtenAs, false);
   }
 
   /**
-   * {@link #configureTransaction} and {@link #claim(Connection, String, List, String, Instant,
-   * RecordState)} in one round trip: the claim's statement carries the configuration. Only for a
-   * transaction the inbox owns and that has run nothing yet.
+   * {@link #configureTransaction} and {@link #claim(Connection, String, List, String, RecordState)}
+   * in one round trip: the claim's statement carries the configuration. Only for a transaction the
+   * inbox owns and that has run nothing yet.
    */
   Map<String, Claim> claimAsFirstStatement(
       Connection connection,
       String scope,
       List<Request> requests,
       String leaseOwner,
-      Instant now,
       RecordState writtenAs)
       throws SQLException {
-    return claimRounds(connection, scope, requests, leaseOwner, now, writtenAs, true);
+    return claimRounds(connection, scope, requests, leaseOwner, writtenAs, true);
   }
 
   private Map<String, Claim> claimRounds(
@@ -130,7 +120,6 @@ final class Claimer {
       String scope,
       List<Request> requests,
       String leaseOwner,
-      Instant now,
       RecordState writtenAs,
       boolean configureFirst)
       throws SQLException {
@@ -142,7 +131,7 @@ final class Claimer {
     Map<String, Request> pending = new LinkedHashMap<>();
     requests.forEach(r -> pending.put(r.key(), r));
     Map<String, Claim> claims = new HashMap<>();
-    Instant leaseEnd = leaseOwner == null ? null : now.plus(settings.leaseDuration());
+    String leaseDuration = leaseOwner == null ? null : settings.leaseDuration().toString();
     boolean configurationPending = configureFirst;
     if (configureFirst || pending.size() == 1) {
       try {
@@ -151,8 +140,7 @@ final class Claimer {
             scope,
             pending,
             leaseOwner,
-            leaseEnd,
-            now,
+            leaseDuration,
             writtenAs,
             configureFirst,
             claims);
@@ -174,9 +162,9 @@ final class Claimer {
       boolean configure = configurationPending && round == 0;
       takenOver +=
           upsert(
-              connection, scope, pending, leaseOwner, leaseEnd, now, writtenAs, claims, configure);
+              connection, scope, pending, leaseOwner, leaseDuration, writtenAs, claims, configure);
       if (!pending.isEmpty()) {
-        classify(connection, scope, pending, now, claims);
+        classify(connection, scope, pending, claims);
       }
     }
     if (!pending.isEmpty()) {
@@ -203,7 +191,7 @@ final class Claimer {
    * claimed again (a failed key below maxAttempts, an expired lease): the caller then claims it
    * with {@link #claim} in this same transaction.
    */
-  Claim reserveAsFirstStatement(Connection connection, String scope, Request request, Instant now)
+  Reserved reserveAsFirstStatement(Connection connection, String scope, Request request)
       throws SQLException {
     try (PreparedStatement ps = connection.prepareStatement(configuredReserve)) {
       ps.setString(1, sql.reservationLockName(scope, request.key()));
@@ -215,15 +203,24 @@ final class Claimer {
           throw new IllegalStateException(
               "the reservation's read returned no row, which indicates a bug");
         }
+        Instant reservedAt = Rows.instant(rs, "db_now");
         if (rs.getString("state") == null) { // no row: the lock decides
-          return rs.getBoolean("reserved")
-              ? newClaim(scope, request.key(), null, 1, 1, null)
-              : lockedElsewhere(scope, request.key());
+          return new Reserved(
+              rs.getBoolean("reserved")
+                  ? newClaim(scope, request, null, 1, 1, null)
+                  : lockedElsewhere(scope, request.key()),
+              reservedAt);
         }
-        return classifyRow(scope, request, rs, now);
+        return new Reserved(classifyRow(scope, request, rs), reservedAt);
       }
     }
   }
+
+  /**
+   * What {@link #reserveAsFirstStatement} found: the claim (null: the row can be claimed again),
+   * and the transaction's start on the database's clock.
+   */
+  record Reserved(Claim claim, Instant reservedAt) {}
 
   /**
    * Claims one key under a savepoint, so that a lock timeout answers IN_PROGRESS instead of
@@ -234,13 +231,12 @@ final class Claimer {
       String scope,
       Request request,
       String leaseOwner,
-      Instant now,
       RecordState writtenAs)
       throws SQLException {
     Savepoint savepoint = connection.setSavepoint();
     try {
       Claim claim =
-          claim(connection, scope, List.of(request), leaseOwner, now, writtenAs).get(request.key());
+          claim(connection, scope, List.of(request), leaseOwner, writtenAs).get(request.key());
       connection.releaseSavepoint(savepoint);
       return claim;
     } catch (SQLException e) {
@@ -259,7 +255,7 @@ final class Claimer {
    * inside it (rolling back to the savepoint restores the caller's), the claim, and the release
    * with the caller's lock timeout set back.
    */
-  Claim claimInCallersTransaction(Connection connection, String scope, Request request, Instant now)
+  Claim claimInCallersTransaction(Connection connection, String scope, Request request)
       throws SQLException {
     String callersLockTimeout;
     try (Statement statement = connection.createStatement()) {
@@ -276,7 +272,7 @@ final class Claimer {
     }
     try {
       Claim claim =
-          claim(connection, scope, List.of(request), null, now, RecordState.IN_PROGRESS)
+          claim(connection, scope, List.of(request), null, RecordState.IN_PROGRESS)
               .get(request.key());
       try (PreparedStatement release =
           connection.prepareStatement(
@@ -315,12 +311,11 @@ final class Claimer {
   }
 
   /** The answer a claim would give for a settled key, or null when a claim could be NEW. */
-  Claim settled(Connection connection, String scope, Request request, Instant now)
-      throws SQLException {
+  Claim settled(Connection connection, String scope, Request request) throws SQLException {
     Map<String, Request> pending = new LinkedHashMap<>();
     pending.put(request.key(), request);
     Map<String, Claim> claims = new HashMap<>();
-    classify(connection, scope, pending, now, claims);
+    classify(connection, scope, pending, claims);
     return claims.get(request.key());
   }
 
@@ -334,8 +329,7 @@ final class Claimer {
       String scope,
       Map<String, Request> pending,
       String leaseOwner,
-      Instant leaseEnd,
-      Instant now,
+      String leaseDuration,
       RecordState writtenAs,
       Map<String, Claim> claims,
       boolean configure)
@@ -346,16 +340,10 @@ final class Claimer {
     String statement = configure ? configuredClaim : sql.claim;
     try (PreparedStatement ps = connection.prepareStatement(statement)) {
       ps.setString(1, scope);
-      ps.setString(2, writtenAs.name());
-      ps.setString(3, leaseOwner);
-      Rows.setTimestampOrNull(ps, 4, leaseEnd);
-      ps.setObject(5, Rows.timestamp(now));
-      ps.setObject(6, Rows.timestamp(now));
-      Rows.setTimestampOrNull(ps, 7, writtenAs == RecordState.COMPLETED ? now : null);
-      ps.setArray(8, connection.createArrayOf("text", keys));
-      ps.setArray(9, connection.createArrayOf("bytea", fingerprints));
-      ps.setInt(10, settings.maxAttempts());
-      ps.setObject(11, Rows.timestamp(now));
+      int next = bindNewRowValues(ps, 2, leaseOwner, leaseDuration, writtenAs);
+      ps.setArray(next++, connection.createArrayOf("text", keys));
+      ps.setArray(next++, connection.createArrayOf("bytea", fingerprints));
+      ps.setInt(next, settings.maxAttempts());
       ps.execute();
       try (ResultSet rs = currentResultSet(ps)) {
         while (rs.next()) {
@@ -366,11 +354,12 @@ final class Claimer {
           if (rs.getBoolean(5)) {
             takenOver++;
           }
-          claims.put(key, newClaim(scope, key, leaseOwner, attempts, token, lockedUntil));
-          if (pending.remove(key) == null) {
+          Request request = pending.remove(key);
+          if (request == null) {
             throw new IllegalStateException(
                 "claim returned key '" + key + "' twice or unasked, which indicates a bug");
           }
+          claims.put(key, newClaim(scope, request, leaseOwner, attempts, token, lockedUntil));
         }
       }
     }
@@ -390,8 +379,7 @@ final class Claimer {
       String scope,
       Map<String, Request> pending,
       String leaseOwner,
-      Instant leaseEnd,
-      Instant now,
+      String leaseDuration,
       RecordState writtenAs,
       boolean configure,
       Map<String, Claim> claims)
@@ -417,12 +405,7 @@ final class Claimer {
         ps.setString(next++, keys[0]);
         ps.setBytes(next++, pending.get(keys[0]).fingerprint());
       }
-      ps.setString(next++, writtenAs.name());
-      ps.setString(next++, leaseOwner);
-      Rows.setTimestampOrNull(ps, next++, leaseEnd);
-      ps.setObject(next++, Rows.timestamp(now));
-      ps.setObject(next++, Rows.timestamp(now));
-      Rows.setTimestampOrNull(ps, next++, writtenAs == RecordState.COMPLETED ? now : null);
+      next = bindNewRowValues(ps, next, leaseOwner, leaseDuration, writtenAs);
       if (!single) {
         ps.setArray(next++, connection.createArrayOf("text", keys));
         ps.setArray(next, connection.createArrayOf("bytea", fingerprintsOf(keys, pending)));
@@ -438,8 +421,8 @@ final class Claimer {
           }
           Claim claim =
               rs.getBoolean("inserted")
-                  ? newClaim(scope, key, leaseOwner, 1, 1, Rows.instant(rs, "locked_until"))
-                  : classifyRow(scope, request, rs, now);
+                  ? newClaim(scope, request, leaseOwner, 1, 1, Rows.instant(rs, "locked_until"))
+                  : classifyRow(scope, request, rs);
           if (claim != null) {
             claims.put(key, claim);
             pending.remove(key);
@@ -447,6 +430,28 @@ final class Claimer {
         }
       }
     }
+  }
+
+  /**
+   * Binds the parameters of a new row's values ({@code NEW_ROW_VALUES} in {@link Statements}) from
+   * {@code index} on; returns the next index. The lease's duration is bound as text for its {@code
+   * ::interval} cast, so that a null one has a type too: a parameter with no type makes pgjdbc
+   * describe the statement once and from then on send it only after a Sync of everything queued
+   * before it (its guard against a full receive buffer), which for a claim sent behind the
+   * transaction's settings costs a whole extra round trip.
+   */
+  private static int bindNewRowValues(
+      PreparedStatement ps,
+      int index,
+      String leaseOwner,
+      String leaseDuration,
+      RecordState writtenAs)
+      throws SQLException {
+    ps.setString(index, writtenAs.name());
+    ps.setString(index + 1, leaseOwner);
+    ps.setString(index + 2, leaseDuration);
+    ps.setString(index + 3, writtenAs.name());
+    return index + 4;
   }
 
   /** The fingerprints of the pending requests, in the order of {@code keys}. */
@@ -461,25 +466,30 @@ final class Claimer {
   /** A claim this transaction now owns, with its lease when it has a lease owner. */
   private static Claim newClaim(
       String scope,
-      String key,
+      Request request,
       String leaseOwner,
       int attempts,
       long fencingToken,
       Instant lockedUntil) {
+    String key = request.key();
     LeaseToken lease =
         leaseOwner == null
             ? null
             : new LeaseToken(scope, key, leaseOwner, fencingToken, lockedUntil);
     return new Claim(
-        scope, key, ClaimOutcome.NEW, attempts, fencingToken, null, lockedUntil, lease);
+        scope,
+        key,
+        ClaimOutcome.NEW,
+        attempts,
+        fencingToken,
+        null,
+        lockedUntil,
+        lease,
+        request.fingerprint());
   }
 
   private void classify(
-      Connection connection,
-      String scope,
-      Map<String, Request> pending,
-      Instant now,
-      Map<String, Claim> claims)
+      Connection connection, String scope, Map<String, Request> pending, Map<String, Claim> claims)
       throws SQLException {
     try (PreparedStatement ps = connection.prepareStatement(sql.selectClaimState)) {
       planEveryTime(ps);
@@ -488,7 +498,7 @@ final class Claimer {
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
           String key = rs.getString("key");
-          Claim claim = classifyRow(scope, pending.get(key), rs, now);
+          Claim claim = classifyRow(scope, pending.get(key), rs);
           if (claim != null) {
             claims.put(key, claim);
             pending.remove(key);
@@ -501,40 +511,58 @@ final class Claimer {
   /**
    * The claim a row that the upsert left alone stands for, or null when it is claimable after all.
    */
-  private Claim classifyRow(String scope, Request request, ResultSet rs, Instant now)
-      throws SQLException {
-    String key = request.key();
+  private Claim classifyRow(String scope, Request request, ResultSet rs) throws SQLException {
     RecordState state = RecordState.valueOf(rs.getString("state"));
     int attempts = rs.getInt("attempts");
-    long token = rs.getLong("fencing_token");
     byte[] stored = rs.getBytes("fingerprint");
-    if (stored != null
-        && request.fingerprint() != null
-        && !Arrays.equals(stored, request.fingerprint())) {
-      return new Claim(scope, key, ClaimOutcome.MISMATCH, attempts, token, null, null, null);
+    if (Fingerprints.mismatch(stored, request.fingerprint())) {
+      return settled(scope, request, ClaimOutcome.MISMATCH, rs, null, null);
     }
     switch (state) {
       case COMPLETED:
-        return new Claim(
-            scope, key, ClaimOutcome.DUPLICATE, attempts, token, Rows.result(rs), null, null);
+        return settled(scope, request, ClaimOutcome.DUPLICATE, rs, Rows.result(rs), null);
       case IN_PROGRESS:
         Instant lockedUntil = Rows.instant(rs, "locked_until");
-        boolean live = lockedUntil != null && !lockedUntil.isBefore(now);
-        if (live) {
-          return new Claim(
-              scope, key, ClaimOutcome.IN_PROGRESS, attempts, token, null, lockedUntil, null);
+        if (lockedUntil == null) {
+          // Only a caller's transaction that committed its claim without complete() leaves this
+          // committed; it committed the effect with it.
+          return settled(scope, request, ClaimOutcome.DUPLICATE, rs, null, null);
+        }
+        if (rs.getBoolean("lease_live")) {
+          return settled(scope, request, ClaimOutcome.IN_PROGRESS, rs, null, lockedUntil);
         }
         // Every expired lease was an attempt that never finished: past maxAttempts, give up.
         return attempts >= settings.maxAttempts()
-            ? new Claim(scope, key, ClaimOutcome.GAVE_UP, attempts, token, null, null, null)
+            ? settled(scope, request, ClaimOutcome.GAVE_UP, rs, null, null)
             : null;
       case FAILED:
         return attempts >= settings.maxAttempts()
-            ? new Claim(scope, key, ClaimOutcome.GAVE_UP, attempts, token, null, null, null)
+            ? settled(scope, request, ClaimOutcome.GAVE_UP, rs, null, null)
             : null;
       default:
         throw new IllegalStateException("unknown state " + state + ", which indicates a bug");
     }
+  }
+
+  /** The answer of a claim that found the key's row settled. */
+  private static Claim settled(
+      String scope,
+      Request request,
+      ClaimOutcome outcome,
+      ResultSet rs,
+      StoredResult result,
+      Instant lockedUntil)
+      throws SQLException {
+    return new Claim(
+        scope,
+        request.key(),
+        outcome,
+        rs.getInt("attempts"),
+        rs.getLong("fencing_token"),
+        result,
+        lockedUntil,
+        null,
+        request.fingerprint());
   }
 
   /**

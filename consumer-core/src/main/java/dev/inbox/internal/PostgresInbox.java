@@ -31,7 +31,6 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.temporal.ChronoUnit;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -53,13 +52,15 @@ public final class PostgresInbox implements Inbox {
   private PostgresInbox(DataSource dataSource, InboxSettings settings) {
     this.dataSource = dataSource;
     this.settings = settings;
-    this.sql = new Statements(settings.qualifiedTable());
+    this.sql = new Statements(settings);
     this.claimer = new Claimer(sql, settings);
     this.janitor =
         settings.janitorInterval().isZero()
             ? null
             : Janitor.start(
-                settings.qualifiedTable(), settings.janitorInterval(), this::janitorRun);
+                settings.schema() + "." + settings.table(),
+                settings.janitorInterval(),
+                this::janitorRun);
   }
 
   /** Creates the inbox and starts its janitor, unless the janitor interval is zero. */
@@ -100,6 +101,7 @@ public final class PostgresInbox implements Inbox {
       long handlerStart = System.nanoTime();
       try {
         result = handler.handle(connection);
+        Transactions.requireNotAbortedByHandler(connection);
         settings.listener().handled(scope, true, Claimer.since(handlerStart));
       } catch (Exception e) {
         Transactions.rollbackQuietly(connection, e);
@@ -135,7 +137,7 @@ public final class PostgresInbox implements Inbox {
       if (result != null) {
         storeResult(connection, claim, result);
       }
-      connection.commit();
+      Transactions.commit(connection);
       return new Execution(claim, result);
     } catch (SQLException e) {
       if (connection != null) {
@@ -220,7 +222,7 @@ public final class PostgresInbox implements Inbox {
       long start = System.nanoTime();
       Claim claim =
           claimer.claimInCallersTransaction(
-              transaction, scope, new Claimer.Request(key, fingerprint), now());
+              transaction, scope, new Claimer.Request(key, fingerprint));
       settings.listener().claimLatency(scope, Claimer.since(start));
       settings.listener().claimed(scope, claim.outcome(), 1);
       return claim;
@@ -258,8 +260,7 @@ public final class PostgresInbox implements Inbox {
     try {
       claim =
           claimer
-              .claimAsFirstStatement(
-                  connection, scope, List.of(request), leaseOwner, now(), writtenAs)
+              .claimAsFirstStatement(connection, scope, List.of(request), leaseOwner, writtenAs)
               .get(request.key());
     } catch (SQLException e) {
       if (!SqlStates.isLockTimeout(e)) {
@@ -276,7 +277,8 @@ public final class PostgresInbox implements Inbox {
   public void complete(Connection transaction, Claim claim, StoredResult result) {
     requireNew(claim);
     try {
-      completeClaimed(transaction, claim, result, now());
+      requireCommittable(transaction);
+      completeClaimed(transaction, claim, result);
     } catch (SQLException e) {
       throw new InboxDatabaseException(
           claim.scope(), claim.key(), "complete on the caller's transaction failed", e);
@@ -288,9 +290,9 @@ public final class PostgresInbox implements Inbox {
     requireNew(claim);
     try {
       requireTransaction(transaction);
+      requireCommittable(transaction);
       try (PreparedStatement ps = transaction.prepareStatement(sql.completeAndCommit)) {
-        bindCompletion(
-            transaction, ps, claim.scope(), claim.key(), claim.fencingToken(), result, now());
+        bindCompletion(transaction, ps, claim.scope(), claim.key(), claim.fencingToken(), result);
         // The guard raises an error unless exactly one row was completed; an error makes the
         // server skip the COMMIT that follows it in the same round trip.
         ps.execute();
@@ -306,7 +308,7 @@ public final class PostgresInbox implements Inbox {
   @Override
   public void recordFailure(Claim claim, String error) {
     requireNew(claim);
-    countFailure(claim, null, error);
+    countFailure(claim, claim.fingerprint(), error);
   }
 
   @Override
@@ -318,15 +320,15 @@ public final class PostgresInbox implements Inbox {
     try {
       requireTransaction(transaction);
       long start = System.nanoTime();
-      Instant now = now();
-      Claim claim = claimer.reserveAsFirstStatement(transaction, scope, request, now);
+      Claimer.Reserved reserved = claimer.reserveAsFirstStatement(transaction, scope, request);
+      Claim claim = reserved.claim();
       boolean recordDeferred = claim != null && claim.isNew();
       if (claim == null) {
-        claim = claimRecordedKey(transaction, scope, request, now);
+        claim = claimRecordedKey(transaction, scope, request);
       }
       settings.listener().claimLatency(scope, Claimer.since(start));
       settings.listener().claimed(scope, claim.outcome(), 1);
-      return new Reservation(claim, fingerprint, now, recordDeferred);
+      return new Reservation(claim, fingerprint, reserved.reservedAt(), recordDeferred);
     } catch (SQLException e) {
       throw new InboxDatabaseException(
           scope, key, "reservation at the start of a transaction failed", e);
@@ -338,12 +340,11 @@ public final class PostgresInbox implements Inbox {
    * COMPLETED as {@link #claimAtStart} does. A lock timeout answers IN_PROGRESS and leaves the
    * transaction aborted.
    */
-  private Claim claimRecordedKey(
-      Connection transaction, String scope, Claimer.Request request, Instant now)
+  private Claim claimRecordedKey(Connection transaction, String scope, Claimer.Request request)
       throws SQLException {
     try {
       return claimer
-          .claim(transaction, scope, List.of(request), null, now, RecordState.COMPLETED)
+          .claim(transaction, scope, List.of(request), null, RecordState.COMPLETED)
           .get(request.key());
     } catch (SQLException e) {
       if (!SqlStates.isLockTimeout(e)) {
@@ -361,6 +362,7 @@ public final class PostgresInbox implements Inbox {
     }
     requireNew(reservation.claim());
     try {
+      requireCommittable(transaction);
       insertCompleted(transaction, sql.insertCompleted, reservation, result);
     } catch (SQLException e) {
       throw new InboxDatabaseException(
@@ -381,6 +383,7 @@ public final class PostgresInbox implements Inbox {
     requireNew(reservation.claim());
     try {
       requireTransaction(transaction);
+      requireCommittable(transaction);
       insertCompleted(transaction, sql.insertCompletedAndCommit, reservation, result);
       // Ends the transaction on the driver's side too; the server has committed already.
       transaction.commit();
@@ -403,15 +406,11 @@ public final class PostgresInbox implements Inbox {
       Connection transaction, String statement, Reservation reservation, StoredResult result)
       throws SQLException {
     Claim claim = reservation.claim();
-    Instant now = now();
     try (PreparedStatement ps = transaction.prepareStatement(statement)) {
       ps.setString(1, claim.scope());
       ps.setString(2, claim.key());
       ps.setBytes(3, reservation.fingerprint());
       Rows.setResult(transaction, ps, 4, result);
-      ps.setObject(8, Rows.timestamp(reservation.reservedAt()));
-      ps.setObject(9, Rows.timestamp(now));
-      ps.setObject(10, Rows.timestamp(now));
       ps.execute();
     } catch (SQLException e) {
       if (SqlStates.isUniqueViolation(e)) {
@@ -432,7 +431,7 @@ public final class PostgresInbox implements Inbox {
   @Override
   public void recordFailure(Reservation reservation, String error) {
     requireNew(reservation.claim());
-    recordFailure(reservation.claim(), error);
+    countFailure(reservation.claim(), reservation.fingerprint(), error);
   }
 
   @Override
@@ -451,7 +450,7 @@ public final class PostgresInbox implements Inbox {
               RecordState.IN_PROGRESS);
       // Only a NEW claim wrote anything; any other answer may come from an aborted transaction.
       if (claim.isNew()) {
-        connection.commit();
+        Transactions.commit(connection);
       } else {
         connection.rollback();
       }
@@ -471,8 +470,7 @@ public final class PostgresInbox implements Inbox {
     Objects.requireNonNull(lease, "lease");
     try (Connection connection = Transactions.autoCommitted(dataSource);
         PreparedStatement ps = connection.prepareStatement(sql.complete)) {
-      bindCompletion(
-          connection, ps, lease.scope(), lease.key(), lease.fencingToken(), result, now());
+      bindCompletion(connection, ps, lease.scope(), lease.key(), lease.fencingToken(), result);
       if (ps.executeUpdate() != 1) {
         throw leaseLost(connection, lease, RecordState.COMPLETED);
       }
@@ -487,10 +485,9 @@ public final class PostgresInbox implements Inbox {
     try (Connection connection = Transactions.autoCommitted(dataSource);
         PreparedStatement ps = connection.prepareStatement(sql.failLease)) {
       ps.setString(1, error);
-      ps.setObject(2, Rows.timestamp(now()));
-      ps.setString(3, lease.scope());
-      ps.setString(4, lease.key());
-      ps.setLong(5, lease.fencingToken());
+      ps.setString(2, lease.scope());
+      ps.setString(3, lease.key());
+      ps.setLong(4, lease.fencingToken());
       if (ps.executeUpdate() != 1) {
         throw leaseLost(connection, lease, RecordState.FAILED);
       }
@@ -502,20 +499,23 @@ public final class PostgresInbox implements Inbox {
   @Override
   public LeaseToken renew(LeaseToken lease) {
     Objects.requireNonNull(lease, "lease");
-    Instant now = now();
-    Instant lockedUntil = now.plus(settings.leaseDuration());
     try (Connection connection = Transactions.autoCommitted(dataSource);
         PreparedStatement ps = connection.prepareStatement(sql.renewLease)) {
-      ps.setObject(1, Rows.timestamp(lockedUntil));
-      ps.setObject(2, Rows.timestamp(now));
-      ps.setString(3, lease.scope());
-      ps.setString(4, lease.key());
-      ps.setLong(5, lease.fencingToken());
-      if (ps.executeUpdate() != 1) {
-        throw leaseLost(connection, lease, RecordState.IN_PROGRESS);
+      ps.setString(1, settings.leaseDuration().toString());
+      ps.setString(2, lease.scope());
+      ps.setString(3, lease.key());
+      ps.setLong(4, lease.fencingToken());
+      try (ResultSet rs = ps.executeQuery()) {
+        if (!rs.next()) {
+          throw leaseLost(connection, lease, RecordState.IN_PROGRESS);
+        }
+        return new LeaseToken(
+            lease.scope(),
+            lease.key(),
+            lease.owner(),
+            lease.fencingToken(),
+            Rows.instant(rs, "locked_until"));
       }
-      return new LeaseToken(
-          lease.scope(), lease.key(), lease.owner(), lease.fencingToken(), lockedUntil);
     } catch (SQLException e) {
       throw new InboxDatabaseException(lease.scope(), lease.key(), "renew of a lease failed", e);
     }
@@ -538,7 +538,7 @@ public final class PostgresInbox implements Inbox {
     InboxKeys.validateKey(key);
     try (Connection connection = dataSource.getConnection()) {
       return Optional.ofNullable(
-          claimer.settled(connection, scope, new Claimer.Request(key, fingerprint), now()));
+          claimer.settled(connection, scope, new Claimer.Request(key, fingerprint)));
     } catch (SQLException e) {
       throw new InboxDatabaseException(scope, key, "lookup failed", e);
     }
@@ -550,11 +550,8 @@ public final class PostgresInbox implements Inbox {
     InboxKeys.validateKey(key);
     try (Connection connection = Transactions.autoCommitted(dataSource);
         PreparedStatement ps = connection.prepareStatement(sql.release)) {
-      Instant now = now();
-      ps.setObject(1, Rows.timestamp(now));
-      ps.setString(2, scope);
-      ps.setString(3, key);
-      ps.setObject(4, Rows.timestamp(now));
+      ps.setString(1, scope);
+      ps.setString(2, key);
       if (ps.executeUpdate() == 1) {
         log.info("released key '{}' in scope '{}' for reprocessing", key, scope);
         return ReleaseResult.RELEASED;
@@ -570,17 +567,19 @@ public final class PostgresInbox implements Inbox {
   @Override
   public long purgeExpired() {
     long start = System.nanoTime();
-    Instant cutoff = now().minus(settings.retention());
     long total = 0;
-    try (Connection connection = Transactions.autoCommitted(dataSource);
-        PreparedStatement ps = connection.prepareStatement(sql.purge)) {
-      int deleted;
-      do {
-        ps.setObject(1, Rows.timestamp(cutoff));
-        ps.setInt(2, settings.purgeBatchSize());
-        deleted = ps.executeUpdate();
-        total += deleted;
-      } while (deleted == settings.purgeBatchSize());
+    try (Connection connection = Transactions.autoCommitted(dataSource)) {
+      for (String purge : List.of(sql.purge, sql.purgeCommittedWithoutComplete)) {
+        try (PreparedStatement ps = connection.prepareStatement(purge)) {
+          int deleted;
+          do {
+            ps.setString(1, settings.retention().toString());
+            ps.setInt(2, settings.purgeBatchSize());
+            deleted = ps.executeUpdate();
+            total += deleted;
+          } while (deleted == settings.purgeBatchSize());
+        }
+      }
     } catch (SQLException e) {
       throw new InboxDatabaseException(
           null, null, "purge of expired records failed after " + total + " rows", e);
@@ -605,10 +604,13 @@ public final class PostgresInbox implements Inbox {
         PreparedStatement ps = connection.prepareStatement(sql.oldestInProgress);
         ResultSet rs = ps.executeQuery()) {
       rs.next();
-      Instant oldest = Rows.instant(rs, "min");
+      Instant oldest = Rows.instant(rs, "oldest");
       settings
           .listener()
-          .oldestInProgress(oldest == null ? Duration.ZERO : Duration.between(oldest, now()));
+          .oldestInProgress(
+              oldest == null
+                  ? Duration.ZERO
+                  : Duration.between(oldest, Rows.instant(rs, "db_now")));
     } catch (SQLException e) {
       throw new InboxDatabaseException(
           null, null, "reading the oldest IN_PROGRESS record failed", e);
@@ -635,10 +637,10 @@ public final class PostgresInbox implements Inbox {
     }
   }
 
-  private void completeClaimed(Connection connection, Claim claim, StoredResult result, Instant now)
+  private void completeClaimed(Connection connection, Claim claim, StoredResult result)
       throws SQLException {
     try (PreparedStatement ps = connection.prepareStatement(sql.completeInTransaction)) {
-      bindCompletion(connection, ps, claim.scope(), claim.key(), claim.fencingToken(), result, now);
+      bindCompletion(connection, ps, claim.scope(), claim.key(), claim.fencingToken(), result);
       int updated = ps.executeUpdate();
       if (updated != 1) {
         throw new IllegalStateException(
@@ -663,40 +665,34 @@ public final class PostgresInbox implements Inbox {
       String scope,
       String key,
       long fencingToken,
-      StoredResult result,
-      Instant now)
+      StoredResult result)
       throws SQLException {
     Rows.setResult(connection, ps, 1, result);
-    ps.setObject(5, Rows.timestamp(now));
-    ps.setObject(6, Rows.timestamp(now));
-    ps.setString(7, scope);
-    ps.setString(8, key);
-    ps.setLong(9, fencingToken);
+    ps.setString(5, scope);
+    ps.setString(6, key);
+    ps.setLong(7, fencingToken);
   }
 
   /**
    * Counts a failed attempt in a short transaction of its own, after the handler's transaction
-   * rolled back. Best effort: when it cannot be written, the key simply gets one more attempt than
-   * configured.
+   * rolled back, and keeps the attempt's fingerprint on the key, so that a retry with another
+   * request is a mismatch. Best effort: when it cannot be written, the key simply gets one more
+   * attempt than configured.
    */
   private void countFailure(Claim claim, byte[] fingerprint, String error) {
     Connection connection = null;
     try {
       connection = Transactions.begin(dataSource);
       claimer.configureTransaction(connection);
-      Instant now = now();
       try (PreparedStatement ps = connection.prepareStatement(sql.recordFailure)) {
         ps.setString(1, claim.scope());
         ps.setString(2, claim.key());
         ps.setBytes(3, fingerprint);
         ps.setInt(4, Math.max(1, claim.attempts()));
         ps.setString(5, error);
-        ps.setObject(6, Rows.timestamp(now));
-        ps.setObject(7, Rows.timestamp(now));
-        ps.setObject(8, Rows.timestamp(now));
         ps.executeUpdate();
       }
-      connection.commit();
+      Transactions.commit(connection);
     } catch (SQLException e) {
       if (connection != null) {
         Transactions.rollbackQuietly(connection, e);
@@ -752,6 +748,17 @@ public final class PostgresInbox implements Inbox {
     }
   }
 
+  /**
+   * A completion on an aborted transaction would be reported done while the caller's COMMIT rolls
+   * it back, the key's record with it; the server would refuse the statement, but say less.
+   */
+  private static void requireCommittable(Connection transaction) throws SQLException {
+    Transactions.requireNotAborted(
+        transaction,
+        "the caller's transaction was aborted by an earlier SQL error, so nothing of it can"
+            + " commit, the key's record included; roll it back and run the work again");
+  }
+
   private static void requireNew(Claim claim) {
     Objects.requireNonNull(claim, "claim");
     if (claim.outcome() != ClaimOutcome.NEW) {
@@ -774,9 +781,5 @@ public final class PostgresInbox implements Inbox {
     } catch (SQLException e) {
       log.debug("returning a connection failed", e);
     }
-  }
-
-  private Instant now() {
-    return settings.clock().instant().truncatedTo(ChronoUnit.MICROS);
   }
 }

@@ -11,7 +11,6 @@ import java.sql.SQLException;
 import java.sql.Types;
 import java.time.Instant;
 import java.time.OffsetDateTime;
-import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -23,23 +22,6 @@ import java.util.Map;
  */
 final class Rows {
   private Rows() {}
-
-  static OffsetDateTime timestamp(Instant instant) {
-    return instant == null ? null : OffsetDateTime.ofInstant(instant, ZoneOffset.UTC);
-  }
-
-  /**
-   * Binds a timestamp that may be null as text, for a parameter that the statement casts with
-   * {@code ::timestamptz}. pgjdbc sends a null timestamp with no type, and a parameter with no type
-   * makes it describe the statement once; from then on it sends a described statement that returns
-   * text or bytea columns only after a Sync of everything queued before it (its guard against a
-   * full receive buffer), which for a claim sent behind the transaction's settings costs a whole
-   * extra round trip. Text always has a type.
-   */
-  static void setTimestampOrNull(PreparedStatement ps, int index, Instant instant)
-      throws SQLException {
-    ps.setString(index, instant == null ? null : instant.toString());
-  }
 
   static Instant instant(ResultSet rs, String column) throws SQLException {
     OffsetDateTime value = rs.getObject(column, OffsetDateTime.class);

@@ -14,6 +14,9 @@ final class SqlStates {
   /** unique_violation: a plain INSERT met a key that another transaction committed. */
   static final String UNIQUE_VIOLATION = "23505";
 
+  /** in_failed_sql_transaction: an earlier error aborted the transaction. */
+  static final String IN_FAILED_SQL_TRANSACTION = "25P02";
+
   private SqlStates() {}
 
   static boolean isLockTimeout(SQLException e) {

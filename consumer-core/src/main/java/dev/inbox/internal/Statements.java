@@ -1,8 +1,15 @@
 package dev.inbox.internal;
 
+import dev.inbox.InboxSettings;
+
 /**
- * Every SQL statement of the inbox, built once per table. The table name is a validated identifier;
+ * Every SQL statement of the inbox, built once per table. The table's name is validated and quoted;
  * every value is a bind parameter.
+ *
+ * <p>Every time written or compared is the database's: {@code now()}, the start of the statement's
+ * transaction, and durations are bound as intervals. Nodes whose clocks disagree then agree on who
+ * owns a lease and what may be purged. Within a transaction {@code now()} stands still, so the
+ * claim's upsert and its classification of the rest judge a lease by the same instant.
  */
 final class Statements {
   static final String TAKEOVER_NOTE = "lease expired: ";
@@ -11,9 +18,22 @@ final class Statements {
           + " result_status, result_headers, result_body, result_body_sha256, last_error,"
           + " created_at, updated_at, completed_at";
 
+  /** Whether a row's lease runs on, by the database's clock: null for a row without one. */
+  private static final String LEASE_LIVE = "locked_until >= now() AS lease_live";
+
   private static final String SEEN_COLUMNS =
-      "key, state, attempts, fingerprint, fencing_token, locked_until, result_status,"
-          + " result_headers, result_body, result_body_sha256";
+      "key, state, attempts, fingerprint, fencing_token, locked_until, "
+          + LEASE_LIVE
+          + ", result_status, result_headers, result_body, result_body_sha256";
+
+  /**
+   * The values of a new row after its key and fingerprint: state, attempts, lease owner, fencing
+   * token, lease end and the three times. Parameters: the state, the lease owner, the lease's
+   * duration as an interval (null: no lease), and the state again, for completed_at.
+   */
+  private static final String NEW_ROW_VALUES =
+      "?, 1, ?::text, 1, now() + ?::interval, now(), now(),"
+          + " CASE ?::text WHEN 'COMPLETED' THEN now() END";
 
   private static final String NEW_ROW_COLUMNS =
       " (scope, key, fingerprint, state, attempts, lease_owner, fencing_token, locked_until,"
@@ -22,7 +42,8 @@ final class Statements {
   private static final String INSERTED_AND_SEEN =
       " RETURNING key, state, attempts, fingerprint, fencing_token, locked_until)"
           + " SELECT true AS inserted, key, state, attempts, fingerprint, fencing_token,"
-          + " locked_until, NULL::integer AS result_status, NULL::text[] AS result_headers,"
+          + " locked_until, NULL::boolean AS lease_live, NULL::integer AS result_status,"
+          + " NULL::text[] AS result_headers,"
           + " NULL::bytea AS result_body, NULL::bytea AS result_body_sha256 FROM inserted"
           + " UNION ALL SELECT false, * FROM seen";
 
@@ -31,10 +52,11 @@ final class Statements {
    * the caller's transaction will only commit if every handler succeeds (no other transaction can
    * see the row before then, so the IN_PROGRESS step would be an extra write nobody could observe).
    * A new key is inserted; a FAILED key below maxAttempts, or an IN_PROGRESS key below maxAttempts
-   * whose lease expired (or that was committed without a lease, which only a caller's bug can
-   * leave), is taken over with a new fencing token. Each takeover counts as an attempt, so that a
-   * message that kills its worker every time gives up like one that fails. Rows sorted by key, so
-   * that two batches lock in the same order and cannot deadlock. Returns only the keys this
+   * whose lease expired, is taken over with a new fencing token. A committed IN_PROGRESS row
+   * without a lease is never taken over: it is a caller's transaction that committed its effect
+   * without {@code complete()}, so the key counts as completed. Each takeover counts as an attempt,
+   * so that a message that kills its worker every time gives up like one that fails. Rows sorted by
+   * key, so that two batches lock in the same order and cannot deadlock. Returns only the keys this
    * statement now owns.
    */
   final String claim;
@@ -102,7 +124,8 @@ final class Statements {
   /**
    * The record of a reserved key, inserted whole and COMPLETED with its result. A row that another
    * claimant committed meanwhile makes it fail with a unique violation. Parameters: scope, key,
-   * fingerprint, the result (four), then created_at, updated_at and completed_at.
+   * fingerprint and the result (four). Its created_at is the transaction's start, which is when the
+   * key was reserved.
    */
   final String insertCompleted;
 
@@ -112,7 +135,8 @@ final class Statements {
    */
   final String insertCompletedAndCommit;
 
-  private final String table;
+  /** Names the table in the reservations' advisory lock names; see {@link #reservationLockName}. */
+  private final String lockNamespace;
 
   final String completeMany;
   final String failInTransaction;
@@ -122,12 +146,20 @@ final class Statements {
   final String release;
   final String find;
   final String purge;
+
+  /**
+   * {@link #purge} for the rows of caller's transactions that committed a claim without {@code
+   * complete()}: IN_PROGRESS without a lease, which count as completed when they were last written.
+   */
+  final String purgeCommittedWithoutComplete;
+
+  /** The oldest live or expired lease; an IN_PROGRESS row without one counts as completed. */
   final String oldestInProgress;
 
   /**
    * The row of one key as the statement's snapshot sees it, read once, and the key inserted only if
-   * there is none. Parameters: scope and key of the read, then scope, key, fingerprint, state,
-   * lease owner, locked_until, created_at, updated_at and completed_at of the new row.
+   * there is none. Parameters: scope and key of the read, then scope, key and fingerprint of the
+   * new row and its {@link #NEW_ROW_VALUES}.
    */
   private static String insertOrRead(String table, String onConflict) {
     return "WITH seen AS (SELECT "
@@ -138,7 +170,8 @@ final class Statements {
         + " inserted AS (INSERT INTO "
         + table
         + NEW_ROW_COLUMNS
-        + " SELECT ?, ?, ?, ?, 1, ?::text, 1, ?::timestamptz, ?, ?, ?::timestamptz"
+        + " SELECT ?, ?, ?, "
+        + NEW_ROW_VALUES
         + " WHERE NOT EXISTS (SELECT 1 FROM seen)"
         + onConflict
         + INSERTED_AND_SEEN;
@@ -146,9 +179,9 @@ final class Statements {
 
   /**
    * {@link #insertUnlessSeen} for many keys. Parameters: the keys and the scope of the read, then
-   * scope, state, lease owner, locked_until, created_at, updated_at and completed_at of the new
-   * rows, then their keys and fingerprints as two arrays. New keys are inserted in key order, so
-   * that two batches wait for each other in one order and cannot deadlock.
+   * the scope and {@link #NEW_ROW_VALUES} of the new rows, then their keys and fingerprints as two
+   * arrays. New keys are inserted in key order, so that two batches wait for each other in one
+   * order and cannot deadlock.
    *
    * <p>The read looks each key up on its own ({@code LATERAL ... LIMIT 1}, which the planner cannot
    * turn into a join): {@code key = ANY(?)} let the planner scan a table of some thousand rows
@@ -165,20 +198,25 @@ final class Statements {
         + " inserted AS (INSERT INTO "
         + table
         + NEW_ROW_COLUMNS
-        + " SELECT ?, u.k, u.f, ?, 1, ?::text, 1, ?::timestamptz, ?, ?, ?::timestamptz"
+        + " SELECT ?, u.k, u.f, "
+        + NEW_ROW_VALUES
         + " FROM unnest(?::text[], ?::bytea[]) AS u(k, f)"
         + " WHERE NOT EXISTS (SELECT 1 FROM seen WHERE seen.key = u.k) ORDER BY u.k"
         + INSERTED_AND_SEEN;
   }
 
-  Statements(String table) {
-    this.table = table;
+  Statements(InboxSettings settings) {
+    String table = settings.qualifiedTable();
+    // Unquoted, the name every release has hashed: nodes running different versions must take
+    // one lock per key.
+    this.lockNamespace = settings.schema() + "." + settings.table();
     claim =
         "INSERT INTO "
             + table
             + " AS r (scope, key, fingerprint, state, attempts, lease_owner, fencing_token,"
             + " locked_until, created_at, updated_at, completed_at)"
-            + " SELECT ?, u.k, u.f, ?, 1, ?::text, 1, ?::timestamptz, ?, ?, ?::timestamptz"
+            + " SELECT ?, u.k, u.f, "
+            + NEW_ROW_VALUES
             + " FROM unnest(?::text[], ?::bytea[]) AS u(k, f) ORDER BY u.k"
             + " ON CONFLICT (scope, key) DO UPDATE SET state = EXCLUDED.state,"
             + " completed_at = EXCLUDED.completed_at,"
@@ -190,10 +228,10 @@ final class Statements {
             + TAKEOVER_NOTE
             + "' || COALESCE(r.lease_owner, 'a claim without lease') || ' held it until '"
             + " || COALESCE(r.locked_until::text, 'its commit') ELSE r.last_error END"
-            + " WHERE (r.fingerprint IS NULL OR EXCLUDED.fingerprint IS NULL"
-            + " OR r.fingerprint = EXCLUDED.fingerprint)"
+            + " WHERE NOT "
+            + fingerprintMismatch("r.fingerprint", "EXCLUDED.fingerprint")
             + " AND r.attempts < ? AND (r.state = 'FAILED'"
-            + " OR (r.state = 'IN_PROGRESS' AND (r.locked_until IS NULL OR r.locked_until < ?)))"
+            + " OR (r.state = 'IN_PROGRESS' AND r.locked_until < now()))"
             + " RETURNING r.key, r.attempts, r.fencing_token, r.locked_until,"
             + " (r.attempts > 1 AND r.last_error LIKE '"
             + TAKEOVER_NOTE
@@ -202,15 +240,12 @@ final class Statements {
     insertUnlessSeen = insertOrRead(table, "");
     insertUnlessSeenMany = insertUnlessSeenMany(table);
     selectClaimState =
-        "SELECT key, state, attempts, fingerprint, fencing_token, locked_until, result_status,"
-            + " result_headers, result_body, result_body_sha256 FROM "
-            + table
-            + " WHERE scope = ? AND key = ANY(?::text[])";
+        "SELECT " + SEEN_COLUMNS + " FROM " + table + " WHERE scope = ? AND key = ANY(?::text[])";
     complete =
         "UPDATE "
             + table
             + " SET state = 'COMPLETED', result_status = ?, result_headers = ?, result_body = ?,"
-            + " result_body_sha256 = ?, completed_at = ?, updated_at = ?, lease_owner = NULL,"
+            + " result_body_sha256 = ?, completed_at = now(), updated_at = now(), lease_owner = NULL,"
             + " locked_until = NULL WHERE scope = ? AND key = ? AND fencing_token = ? AND state = '"
             + Transitions.COMPLETE.from()
             + "'";
@@ -219,8 +254,8 @@ final class Statements {
             + table
             + " SET state = 'COMPLETED', result_status = ?, result_headers = ?, result_body = ?,"
             + " result_body_sha256 = ?,"
-            + " completed_at = CASE WHEN state = 'COMPLETED' THEN completed_at ELSE ? END,"
-            + " updated_at = ?, lease_owner = NULL, locked_until = NULL"
+            + " completed_at = CASE WHEN state = 'COMPLETED' THEN completed_at ELSE now() END,"
+            + " updated_at = now(), lease_owner = NULL, locked_until = NULL"
             + " WHERE scope = ? AND key = ? AND fencing_token = ? AND (state = '"
             + Transitions.COMPLETE.from()
             + "' OR (state = 'COMPLETED' AND xmin = pg_current_xact_id()::xid))";
@@ -238,14 +273,14 @@ final class Statements {
     completeMany =
         "UPDATE "
             + table
-            + " SET state = 'COMPLETED', completed_at = ?, updated_at = ?, lease_owner = NULL,"
+            + " SET state = 'COMPLETED', completed_at = now(), updated_at = now(), lease_owner = NULL,"
             + " locked_until = NULL WHERE scope = ? AND key = ANY(?::text[]) AND state = '"
             + Transitions.COMPLETE.from()
             + "'";
     failInTransaction =
         "UPDATE "
             + table
-            + " SET state = 'FAILED', last_error = ?, updated_at = ?, lease_owner = NULL,"
+            + " SET state = 'FAILED', last_error = ?, updated_at = now(), lease_owner = NULL,"
             + " locked_until = NULL WHERE scope = ? AND key = ? AND state = '"
             + Transitions.FAIL.from()
             + "'";
@@ -253,48 +288,63 @@ final class Statements {
         "INSERT INTO "
             + table
             + " AS r (scope, key, fingerprint, state, attempts, last_error, created_at, updated_at)"
-            + " VALUES (?, ?, ?, 'FAILED', ?, ?, ?, ?)"
+            + " VALUES (?, ?, ?, 'FAILED', ?, ?, now(), now())"
             + " ON CONFLICT (scope, key) DO UPDATE SET state = 'FAILED', attempts = r.attempts + 1,"
-            + " last_error = EXCLUDED.last_error, updated_at = EXCLUDED.updated_at,"
+            + " fingerprint = COALESCE(r.fingerprint, EXCLUDED.fingerprint),"
+            + " last_error = EXCLUDED.last_error, updated_at = now(),"
             + " lease_owner = NULL, locked_until = NULL"
             + " WHERE r.state = 'FAILED'"
-            + " OR (r.state = 'IN_PROGRESS' AND (r.locked_until IS NULL OR r.locked_until < ?))";
+            + " OR (r.state = 'IN_PROGRESS' AND r.locked_until < now())";
     failLease =
         "UPDATE "
             + table
-            + " SET state = 'FAILED', last_error = ?, updated_at = ?, lease_owner = NULL,"
+            + " SET state = 'FAILED', last_error = ?, updated_at = now(), lease_owner = NULL,"
             + " locked_until = NULL WHERE scope = ? AND key = ? AND fencing_token = ? AND state = '"
             + Transitions.FAIL.from()
             + "'";
     renewLease =
         "UPDATE "
             + table
-            + " SET locked_until = ?, updated_at = ? WHERE scope = ? AND key = ?"
-            + " AND fencing_token = ? AND state = 'IN_PROGRESS'";
+            + " SET locked_until = now() + ?::interval, updated_at = now() WHERE scope = ?"
+            + " AND key = ? AND fencing_token = ? AND state = 'IN_PROGRESS' RETURNING locked_until";
     release =
         "UPDATE "
             + table
             + " SET state = '"
             + Transitions.RELEASE.to()
-            + "', attempts = 0, lease_owner = NULL, locked_until = NULL, updated_at = ?"
+            + "', attempts = 0, lease_owner = NULL, locked_until = NULL, updated_at = now()"
             + " WHERE scope = ? AND key = ? AND (state = '"
             + Transitions.RELEASE.from()
             + "' OR state = '"
             + Transitions.RELEASE_EXPIRED_LEASE.from()
-            + "' AND locked_until < ?)";
+            + "' AND locked_until < now())";
     find = "SELECT " + COLUMNS + " FROM " + table + " WHERE scope = ? AND key = ?";
     purge =
         "DELETE FROM "
             + table
             + " WHERE ctid = ANY(ARRAY(SELECT ctid FROM "
             + table
-            + " WHERE state = 'COMPLETED' AND completed_at < ? ORDER BY completed_at LIMIT ?"
+            + " WHERE state = 'COMPLETED' AND completed_at < now() - ?::interval"
+            + " ORDER BY completed_at LIMIT ?"
             + " FOR UPDATE SKIP LOCKED)) AND state = 'COMPLETED'";
-    oldestInProgress = "SELECT min(created_at) FROM " + table + " WHERE state = 'IN_PROGRESS'";
+    purgeCommittedWithoutComplete =
+        "DELETE FROM "
+            + table
+            + " WHERE ctid = ANY(ARRAY(SELECT ctid FROM "
+            + table
+            + " WHERE state = 'IN_PROGRESS' AND locked_until IS NULL"
+            + " AND updated_at < now() - ?::interval"
+            + " ORDER BY created_at LIMIT ? FOR UPDATE SKIP LOCKED))"
+            + " AND state = 'IN_PROGRESS' AND locked_until IS NULL";
+    oldestInProgress =
+        "SELECT min(created_at) AS oldest, now() AS db_now FROM "
+            + table
+            + " WHERE state = 'IN_PROGRESS' AND locked_until IS NOT NULL";
     reserve =
         "SELECT CASE WHEN r.key IS NULL THEN pg_try_advisory_xact_lock(hashtextextended(?, 0))"
-            + " END AS reserved, r.state, r.attempts, r.fingerprint, r.fencing_token,"
-            + " r.locked_until, r.result_status, r.result_headers, r.result_body,"
+            + " END AS reserved, now() AS db_now, r.state, r.attempts, r.fingerprint,"
+            + " r.fencing_token, r.locked_until, r.locked_until >= now() AS lease_live,"
+            + " r.result_status, r.result_headers, r.result_body,"
             + " r.result_body_sha256 FROM (VALUES (1)) AS v LEFT JOIN "
             + table
             + " AS r ON r.scope = ? AND r.key = ?";
@@ -303,8 +353,55 @@ final class Statements {
             + table
             + " (scope, key, fingerprint, state, attempts, fencing_token, result_status,"
             + " result_headers, result_body, result_body_sha256, created_at, updated_at,"
-            + " completed_at) VALUES (?, ?, ?, 'COMPLETED', 1, 1, ?, ?, ?, ?, ?, ?, ?)";
+            + " completed_at) VALUES (?, ?, ?, 'COMPLETED', 1, 1, ?, ?, ?, ?, now(), now(), now())";
     insertCompletedAndCommit = insertCompleted + "; COMMIT";
+  }
+
+  /**
+   * Whether a presented fingerprint mismatches a recorded one, as {@link
+   * dev.inbox.Fingerprints#mismatch} decides it: both present, of the same kind, and different.
+   * True or false, never null.
+   */
+  static String fingerprintMismatch(String recorded, String presented) {
+    return "("
+        + recorded
+        + " IS NOT NULL AND "
+        + presented
+        + " IS NOT NULL AND "
+        + recorded
+        + " <> "
+        + presented
+        + " AND "
+        + fingerprintKind(recorded)
+        + " = "
+        + fingerprintKind(presented)
+        + ")";
+  }
+
+  /**
+   * The kind of a fingerprint as {@link dev.inbox.Fingerprints#kind} tells it, as bytes: the tag
+   * ("INBX", the kind's length from 1 to 32, the kind) of a tagged fingerprint, or empty for an
+   * untagged one. PostgreSQL does not promise to evaluate AND's operands in order, so the nested
+   * CASE is what keeps {@code get_byte} from reading past the end of a short fingerprint: a CASE
+   * arm is evaluated only when its condition holds, at planning time too.
+   */
+  static String fingerprintKind(String f) {
+    String kindLength = "get_byte(" + f + ", 4)";
+    return "CASE WHEN length("
+        + f
+        + ") > 4 AND substring("
+        + f
+        + " from 1 for 4) = 'INBX'::bytea THEN CASE WHEN "
+        + kindLength
+        + " BETWEEN 1 AND 32 AND length("
+        + f
+        + ") >= 5 + "
+        + kindLength
+        + " THEN substring("
+        + f
+        + " from 1 for 5 + "
+        + kindLength
+        + ") ELSE ''::bytea END ELSE ''::bytea END";
   }
 
   /**
@@ -313,6 +410,6 @@ final class Statements {
    * them line up), which costs a wait, never a double effect: the row's primary key still decides.
    */
   String reservationLockName(String scope, String key) {
-    return table + '\u001f' + scope + '\u001f' + key;
+    return lockNamespace + '\u001f' + scope + '\u001f' + key;
   }
 }

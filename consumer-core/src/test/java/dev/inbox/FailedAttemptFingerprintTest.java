@@ -1,0 +1,118 @@
+package dev.inbox;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.sql.Connection;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The fingerprint of a key's first attempt sticks to the key even when that attempt failed: a retry
+ * with another request is a mismatch, a retry with the same request runs again.
+ */
+class FailedAttemptFingerprintTest extends InboxTestSupport {
+  private static final byte[] REQUEST_A = Fingerprints.sha256("POST /payments amount=100");
+  private static final byte[] REQUEST_B = Fingerprints.sha256("POST /payments amount=999999");
+
+  private Reservation reserve(Inbox inbox, Connection tx, String key, byte[] fingerprint)
+      throws Exception {
+    Reservation reservation = inbox.reserveAtStart(tx, "api", key, fingerprint);
+    tx.rollback();
+    return reservation;
+  }
+
+  @Test
+  void a_failed_reservation_keeps_its_fingerprint() throws Exception {
+    Inbox inbox = inbox();
+    try (Connection tx = dataSource.getConnection()) {
+      tx.setAutoCommit(false);
+      Reservation first = reserve(inbox, tx, "r-1", REQUEST_A);
+      assertThat(first.outcome()).isEqualTo(ClaimOutcome.NEW);
+      inbox.recordFailure(first, "the handler answered 503");
+
+      assertThat(reserve(inbox, tx, "r-1", REQUEST_B).outcome())
+          .as("a retry with another request")
+          .isEqualTo(ClaimOutcome.MISMATCH);
+      assertThat(reserve(inbox, tx, "r-1", REQUEST_A).outcome())
+          .as("a retry with the same request")
+          .isEqualTo(ClaimOutcome.NEW);
+    }
+    assertThat(inbox.find("api", "r-1").orElseThrow().fingerprint()).isEqualTo(REQUEST_A);
+  }
+
+  @Test
+  void a_failed_claim_on_the_callers_transaction_keeps_its_fingerprint() throws Exception {
+    Inbox inbox = inbox();
+    try (Connection tx = dataSource.getConnection()) {
+      tx.setAutoCommit(false);
+      Claim first = inbox.claim(tx, "api", "c-1", REQUEST_A);
+      assertThat(first.outcome()).isEqualTo(ClaimOutcome.NEW);
+      tx.rollback();
+      inbox.recordFailure(first, "the handler threw");
+
+      assertThat(inbox.claim(tx, "api", "c-1", REQUEST_B).outcome())
+          .as("a retry with another request")
+          .isEqualTo(ClaimOutcome.MISMATCH);
+      tx.rollback();
+      Claim second = inbox.claim(tx, "api", "c-1", REQUEST_A);
+      assertThat(second.outcome()).as("a retry with the same request").isEqualTo(ClaimOutcome.NEW);
+      assertThat(second.attempts()).isEqualTo(2);
+      tx.rollback();
+    }
+    try (Connection tx = dataSource.getConnection()) {
+      tx.setAutoCommit(false);
+      Claim first = inbox.claimAtStart(tx, "api", "c-2", REQUEST_A);
+      tx.rollback();
+      inbox.recordFailure(first, "the handler threw");
+      assertThat(inbox.claimAtStart(tx, "api", "c-2", REQUEST_B).outcome())
+          .isEqualTo(ClaimOutcome.MISMATCH);
+      tx.rollback();
+    }
+    assertThat(inbox.lookup("api", "c-2", REQUEST_B).map(Claim::outcome))
+        .contains(ClaimOutcome.MISMATCH);
+  }
+
+  @Test
+  void failed_executions_batch_items_and_leases_keep_their_fingerprints() throws Exception {
+    Inbox inbox = inbox();
+    assertThatThrownBy(
+            () ->
+                inbox.execute(
+                    "api",
+                    "e-1",
+                    REQUEST_A,
+                    tx -> {
+                      throw new IllegalStateException("boom");
+                    }))
+        .isInstanceOf(HandlerFailedException.class);
+    assertThat(inbox.execute("api", "e-1", REQUEST_B, tx -> null).outcome())
+        .isEqualTo(ClaimOutcome.MISMATCH);
+
+    BatchHandler<Long> failing =
+        (item, tx) -> {
+          throw new IllegalStateException("boom");
+        };
+    assertThat(
+            inbox
+                .executeBatch("api", List.of(new BatchItem<>("b-1", REQUEST_A, 1L)), failing)
+                .items()
+                .get(0)
+                .status())
+        .isEqualTo(ItemStatus.FAILED);
+    assertThat(
+            inbox
+                .executeBatch(
+                    "api", List.of(new BatchItem<>("b-1", REQUEST_B, 1L)), (i, tx) -> null)
+                .items()
+                .get(0)
+                .status())
+        .isEqualTo(ItemStatus.MISMATCH);
+
+    Claim lease = inbox.claimLease("api", "l-1", REQUEST_A);
+    inbox.fail(lease.leaseToken(), "provider timeout");
+    assertThat(inbox.claimLease("api", "l-1", REQUEST_B).outcome())
+        .isEqualTo(ClaimOutcome.MISMATCH);
+    assertThat(inbox.claimLease("api", "l-1", REQUEST_A).outcome()).isEqualTo(ClaimOutcome.NEW);
+  }
+}
