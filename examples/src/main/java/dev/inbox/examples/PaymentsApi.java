@@ -126,9 +126,11 @@ final class PaymentsApi implements AutoCloseable {
         throws IOException {
       Payment payment;
       try {
+        // The filter's key, not the raw header: the inbox records the payment under exactly it.
         payment =
             Payment.fromJson(
-                request.getInputStream().readAllBytes(), request.getHeader("Idempotency-Key"));
+                request.getInputStream().readAllBytes(),
+                IdempotentRequests.key(request).orElse(null));
       } catch (IllegalArgumentException e) {
         problem(response, 400, e.getMessage());
         return;
