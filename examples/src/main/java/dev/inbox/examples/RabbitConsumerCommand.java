@@ -4,6 +4,8 @@ import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.Delivery;
+import dev.inbox.Inbox;
+import dev.inbox.rabbit.DeliveryKeyExtractor;
 import dev.inbox.rabbit.InboxRabbitConsumer;
 import dev.inbox.rabbit.RabbitTopology;
 import java.util.concurrent.Callable;
@@ -71,25 +73,10 @@ final class RabbitConsumerCommand implements Callable<Integer> {
       // channel that declared it, and fails noisily if that channel was closed.
       Channel topology = connection.createChannel();
       RabbitTopology.Names names = PaymentQueues.declare(topology, queue);
-      InboxRabbitConsumer.Builder builder =
-          InboxRabbitConsumer.builder()
-              .connection(connection)
-              .queue(queue)
-              .inbox(db.inbox)
-              .scope(scope)
-              .prefetch(prefetch)
-              .deadLetterExchange(names.deadLetterExchange());
-      if (atOnce) {
-        builder.newDeliveriesHandler(
-            (deliveries, tx) ->
-                PaymentsDatabase.applyAll(
-                    tx,
-                    deliveries.stream().map(RabbitConsumerCommand::payment).toList(),
-                    "rabbit"));
-      } else {
-        builder.handler((delivery, tx) -> PaymentsDatabase.apply(tx, payment(delivery), "rabbit"));
-      }
-      InboxRabbitConsumer consumer = builder.build().start();
+      InboxRabbitConsumer consumer =
+          builder(connection, queue, scope, prefetch, names.deadLetterExchange(), db.inbox, atOnce)
+              .build()
+              .start();
       CountDownLatch stopped = new CountDownLatch(1);
       Runtime.getRuntime()
           .addShutdownHook(
@@ -105,7 +92,48 @@ final class RabbitConsumerCommand implements Callable<Integer> {
     return 0;
   }
 
-  private static Payment payment(Delivery delivery) {
-    return Payment.fromJson(delivery.getBody(), delivery.getProperties().getMessageId());
+  /** The consumer this command runs, for tests that run it in their own JVM. */
+  static InboxRabbitConsumer.Builder builder(
+      Connection connection,
+      String queue,
+      String scope,
+      int prefetch,
+      String deadLetterExchange,
+      Inbox inbox,
+      boolean atOnce) {
+    // The handler reads the key with the consumer's own extractor, so that the payment id is the
+    // inbox key whether it came as the messageId or in the idempotency-key header.
+    DeliveryKeyExtractor keys = DeliveryKeyExtractor.messageIdOrHeader();
+    InboxRabbitConsumer.Builder builder =
+        InboxRabbitConsumer.builder()
+            .connection(connection)
+            .queue(queue)
+            .inbox(inbox)
+            .scope(scope)
+            .prefetch(prefetch)
+            .deadLetterExchange(deadLetterExchange)
+            .keyExtractor(keys);
+    if (atOnce) {
+      builder.newDeliveriesHandler(
+          (deliveries, tx) ->
+              PaymentsDatabase.applyAll(
+                  tx,
+                  deliveries.stream().map(delivery -> payment(delivery, keys)).toList(),
+                  "rabbit"));
+    } else {
+      builder.handler(
+          (delivery, tx) -> PaymentsDatabase.apply(tx, payment(delivery, keys), "rabbit"));
+    }
+    return builder;
+  }
+
+  private static Payment payment(Delivery delivery, DeliveryKeyExtractor keys) {
+    String key;
+    try {
+      key = keys.keyOf(delivery);
+    } catch (Exception e) {
+      throw new IllegalArgumentException(e.getMessage(), e);
+    }
+    return Payment.fromJson(delivery.getBody(), key);
   }
 }
