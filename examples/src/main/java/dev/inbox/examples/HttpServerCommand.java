@@ -1,6 +1,7 @@
 package dev.inbox.examples;
 
 import dev.inbox.InboxSettings;
+import java.io.IOException;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.time.Duration;
@@ -9,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
@@ -24,6 +26,8 @@ import picocli.CommandLine.Spec;
     })
 final class HttpServerCommand implements Callable<Integer> {
   @Spec CommandSpec spec;
+
+  @Mixin VerboseOption verbose;
 
   @Option(
       names = "--host",
@@ -100,19 +104,35 @@ final class HttpServerCommand implements Callable<Integer> {
     Duration inFlightWait = Duration.ofMillis(inFlightWaitMs);
     InboxSettings settings = InboxSettings.builder().lockTimeout(inFlightWait).build();
     try (ConsumerDatabase db = new ConsumerDatabase(jdbcUrl, 16, settings);
-        PaymentsApi api =
-            PaymentsApi.start(
-                host,
-                port,
-                db.dataSource,
-                db.inbox,
-                tenants,
-                inFlightWait,
-                Duration.ofMillis(paymentDelayMs))) {
+        PaymentsApi api = listen(db, tenants, inFlightWait)) {
       System.out.println("payments API on " + api.baseUri() + " for tenants " + tenants.values());
       api.join();
     }
     return 0;
+  }
+
+  private PaymentsApi listen(
+      ConsumerDatabase db, Map<String, String> tenants, Duration inFlightWait) throws Exception {
+    try {
+      return PaymentsApi.start(
+          host,
+          port,
+          db.dataSource,
+          db.inbox,
+          tenants,
+          inFlightWait,
+          Duration.ofMillis(paymentDelayMs));
+    } catch (IOException e) {
+      throw new ExampleFailure(
+          "cannot listen on "
+              + host
+              + ":"
+              + port
+              + " (--host, --port): "
+              + CommandErrors.rootCause(e).getMessage()
+              + "; stop what uses the port, or choose another --port",
+          e);
+    }
   }
 
   private boolean isLoopback(String host) {

@@ -3,6 +3,7 @@ package dev.inbox.examples;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
@@ -14,6 +15,8 @@ import picocli.CommandLine.Spec;
     description = "Run a real one-node KRaft Kafka broker until stopped (Ctrl-C).")
 final class KafkaBrokerCommand implements Callable<Integer> {
   @Spec CommandSpec spec;
+
+  @Mixin VerboseOption verbose;
 
   @Option(
       names = "--port",
@@ -30,7 +33,20 @@ final class KafkaBrokerCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     Validate.port(spec, "--port", port);
-    EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.start(port, dataDir);
+    EmbeddedKafkaBroker broker;
+    try {
+      broker = EmbeddedKafkaBroker.start(port, dataDir);
+    } catch (RuntimeException e) {
+      throw new ExampleFailure(
+          "cannot start a Kafka broker on port "
+              + port
+              + " with data in "
+              + dataDir
+              + ": "
+              + CommandErrors.rootCause(e).getMessage()
+              + "; choose another --port, or a --data-dir of its own",
+          e);
+    }
     Runtime.getRuntime().addShutdownHook(new Thread(broker::close, "kafka-broker-shutdown"));
     System.out.println(
         "Kafka broker listening on " + broker.bootstrapServers() + ", data in " + dataDir);

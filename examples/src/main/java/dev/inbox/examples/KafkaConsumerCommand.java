@@ -23,6 +23,8 @@ import picocli.CommandLine.Spec;
 final class KafkaConsumerCommand implements Callable<Integer> {
   @Spec CommandSpec spec;
 
+  @Mixin VerboseOption verbose;
+
   @Option(
       names = "--bootstrap-servers",
       defaultValue = "localhost:9092",

@@ -2,7 +2,6 @@ package dev.inbox.examples;
 
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
-import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.Delivery;
 import dev.inbox.Inbox;
 import dev.inbox.rabbit.DeliveryKeyExtractor;
@@ -24,10 +23,13 @@ import picocli.CommandLine.Spec;
 final class RabbitConsumerCommand implements Callable<Integer> {
   @Spec CommandSpec spec;
 
+  @Mixin VerboseOption verbose;
+
   @Option(
       names = "--amqp-uri",
       defaultValue = "amqp://guest:guest@127.0.0.1:5672/%2F",
-      description = "RabbitMQ URI (default: ${DEFAULT-VALUE}).")
+      description =
+          "RabbitMQ URI (default: the local broker as guest, amqp://guest:***@127.0.0.1:5672/%2F).")
   String amqpUri;
 
   @Option(
@@ -65,10 +67,8 @@ final class RabbitConsumerCommand implements Callable<Integer> {
     Validate.positive(spec, "--prefetch", prefetch);
     Validate.jdbcUrl(spec, "--jdbc-url", jdbcUrl);
     boolean atOnce = handler.atOnce(spec);
-    ConnectionFactory factory = new ConnectionFactory();
-    factory.setUri(amqpUri);
     try (ConsumerDatabase db = new ConsumerDatabase(jdbcUrl, 4);
-        Connection connection = factory.newConnection("inbox-examples-rabbit-consumer")) {
+        Connection connection = Amqp.connect(amqpUri, "inbox-examples-rabbit-consumer")) {
       // The declaring channel stays open: automatic recovery re-declares the topology on the
       // channel that declared it, and fails noisily if that channel was closed.
       Channel topology = connection.createChannel();
