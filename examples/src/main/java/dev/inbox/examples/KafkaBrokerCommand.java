@@ -1,5 +1,9 @@
 package dev.inbox.examples;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -35,6 +39,14 @@ final class KafkaBrokerCommand implements Callable<Integer> {
     Validate.port(spec, "--port", port);
     EmbeddedKafkaBroker broker;
     try {
+      // A port in use is the common failure, and the broker would log it with its stack trace.
+      if (port != 0) {
+        try (ServerSocket probe = new ServerSocket()) {
+          probe.bind(new InetSocketAddress("127.0.0.1", port));
+        } catch (IOException e) {
+          throw new UncheckedIOException(e);
+        }
+      }
       broker = EmbeddedKafkaBroker.start(port, dataDir);
     } catch (RuntimeException e) {
       throw new ExampleFailure(
