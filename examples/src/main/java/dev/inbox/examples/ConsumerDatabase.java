@@ -20,9 +20,27 @@ final class ConsumerDatabase implements AutoCloseable {
   }
 
   ConsumerDatabase(String jdbcUrl, int poolSize, InboxSettings settings) {
-    dataSource = InboxDataSources.pool(jdbcUrl, null, null, poolSize);
-    migrate(settings);
+    dataSource = pool(jdbcUrl, poolSize);
+    try {
+      migrate(settings);
+    } catch (RuntimeException e) {
+      dataSource.close();
+      throw CommandErrors.database("cannot create the payments tables in", jdbcUrl, e);
+    }
     inbox = Inbox.builder().dataSource(dataSource).settings(settings).migrate(false).build();
+  }
+
+  /**
+   * A pool on {@code --jdbc-url}, which reaches the database before it returns.
+   *
+   * @throws ExampleFailure naming the database, without its password, and what to do
+   */
+  static HikariDataSource pool(String jdbcUrl, int poolSize) {
+    try {
+      return InboxDataSources.pool(jdbcUrl, null, null, poolSize);
+    } catch (RuntimeException e) {
+      throw CommandErrors.database("cannot connect to", jdbcUrl, e);
+    }
   }
 
   /**
@@ -39,7 +57,11 @@ final class ConsumerDatabase implements AutoCloseable {
         if (attempt == MIGRATION_ATTEMPTS || !causedBySql(e)) {
           throw e;
         }
-        System.err.println("migration attempt " + attempt + " failed, retrying in 1 s: " + e);
+        System.err.println(
+            "migration attempt "
+                + attempt
+                + " failed, retrying in 1 s: "
+                + Redaction.mask(e.toString()));
         try {
           Thread.sleep(1_000);
         } catch (InterruptedException interrupted) {

@@ -7,6 +7,7 @@ import java.io.PrintStream;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
@@ -29,6 +30,8 @@ final class DemoCommand implements Callable<Integer> {
   static final String API_KEY = "demo-key";
 
   @Spec CommandSpec spec;
+
+  @Mixin VerboseOption verbose;
 
   @Option(
       names = "--count",
@@ -94,7 +97,8 @@ final class DemoCommand implements Callable<Integer> {
     PrintStream out = System.out;
     try (DemoServices services =
             DemoServices.start(jdbcUrl, bootstrapServers, amqpUri, embeddedAmqp, out);
-        HikariDataSource dataSource = InboxDataSources.pool(services.jdbcUrl)) {
+        HikariDataSource dataSource =
+            ConsumerDatabase.pool(services.jdbcUrl, InboxDataSources.DEFAULT_POOL_SIZE)) {
       InboxSettings settings = InboxSettings.defaults();
       PaymentsDatabase.migrate(dataSource, settings);
       DemoPlan plan = DemoPlan.create(count, duplicateRate, seed);

@@ -2,7 +2,6 @@ package dev.inbox.examples;
 
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
-import com.rabbitmq.client.ConnectionFactory;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.inbox.Inbox;
 import dev.inbox.InboxSettings;
@@ -129,18 +128,15 @@ final class DemoRun {
 
   /** The run's queues live on the user's broker, so they go when the run is over. */
   private void deleteQueues() {
-    ConnectionFactory factory = new ConnectionFactory();
-    try {
-      factory.setUri(services.amqpUri);
-      try (Connection connection = factory.newConnection("inbox-demo-cleanup");
-          Channel channel = connection.createChannel()) {
-        RabbitTopology.Names names = RabbitTopology.names(queue);
-        channel.queueDelete(names.queue());
-        channel.queueDelete(names.deadLetterQueue());
-        channel.exchangeDelete(names.deadLetterExchange());
-      }
+    try (Connection connection = Amqp.connect(services.amqpUri, "inbox-demo-cleanup");
+        Channel channel = connection.createChannel()) {
+      RabbitTopology.Names names = RabbitTopology.names(queue);
+      channel.queueDelete(names.queue());
+      channel.queueDelete(names.deadLetterQueue());
+      channel.exchangeDelete(names.deadLetterExchange());
     } catch (Exception e) {
-      out.println("Could not delete the demo's queues " + queue + "*: " + e);
+      out.println(
+          "Could not delete the demo's queues " + queue + "*: " + Redaction.mask(e.toString()));
     }
   }
 

@@ -1,12 +1,16 @@
 package dev.inbox.examples;
 
 import dev.inbox.InboxSettings;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
@@ -22,6 +26,16 @@ import picocli.CommandLine.Spec;
     })
 final class HttpServerCommand implements Callable<Integer> {
   @Spec CommandSpec spec;
+
+  @Mixin VerboseOption verbose;
+
+  @Option(
+      names = "--host",
+      defaultValue = PaymentsApi.LOOPBACK,
+      description =
+          "Address to listen on; anything but a loopback address needs your own --api-key, since"
+              + " demo-key is accepted on loopback only (default: ${DEFAULT-VALUE}).")
+  String host;
 
   @Option(
       names = "--port",
@@ -74,20 +88,67 @@ final class HttpServerCommand implements Callable<Integer> {
       }
       tenants.put(mapping.substring(0, eq), mapping.substring(eq + 1));
     }
+    if (!isLoopback(host) && tenants.containsKey(DemoCommand.API_KEY)) {
+      throw new ParameterException(
+          spec.commandLine(),
+          "--host "
+              + host
+              + " lets other machines reach the API, and the well-known key '"
+              + DemoCommand.API_KEY
+              + "' would let any of them pay; give your own --api-key KEY=TENANT ('"
+              + DemoCommand.API_KEY
+              + "' is accepted on a loopback host only, such as the default "
+              + PaymentsApi.LOOPBACK
+              + ")");
+    }
     Duration inFlightWait = Duration.ofMillis(inFlightWaitMs);
     InboxSettings settings = InboxSettings.builder().lockTimeout(inFlightWait).build();
     try (ConsumerDatabase db = new ConsumerDatabase(jdbcUrl, 16, settings);
-        PaymentsApi api =
-            PaymentsApi.start(
-                port,
-                db.dataSource,
-                db.inbox,
-                tenants,
-                inFlightWait,
-                Duration.ofMillis(paymentDelayMs))) {
+        PaymentsApi api = listen(db, tenants, inFlightWait)) {
       System.out.println("payments API on " + api.baseUri() + " for tenants " + tenants.values());
       api.join();
     }
     return 0;
+  }
+
+  private PaymentsApi listen(
+      ConsumerDatabase db, Map<String, String> tenants, Duration inFlightWait) throws Exception {
+    try {
+      return PaymentsApi.start(
+          host,
+          port,
+          db.dataSource,
+          db.inbox,
+          tenants,
+          inFlightWait,
+          Duration.ofMillis(paymentDelayMs));
+    } catch (IOException e) {
+      throw new ExampleFailure(
+          "cannot listen on "
+              + host
+              + ":"
+              + port
+              + " (--host, --port): "
+              + CommandErrors.rootCause(e).getMessage()
+              + "; stop what uses the port, or choose another --port",
+          e);
+    }
+  }
+
+  private boolean isLoopback(String host) {
+    try {
+      for (InetAddress address : InetAddress.getAllByName(host)) {
+        if (!address.isLoopbackAddress()) {
+          return false;
+        }
+      }
+      return true;
+    } catch (UnknownHostException e) {
+      throw new ParameterException(
+          spec.commandLine(),
+          "--host must be an address or a name of this machine, but '"
+              + host
+              + "' does not resolve");
+    }
   }
 }

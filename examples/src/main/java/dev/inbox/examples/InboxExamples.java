@@ -31,7 +31,9 @@ public final class InboxExamples implements Runnable {
 
   /** The command line, for tests that run subcommands in-process. */
   public static CommandLine commandLine() {
-    return new CommandLine(new InboxExamples());
+    CommandLine cli = new CommandLine(new InboxExamples());
+    CommandErrors.install(cli);
+    return cli;
   }
 
   @Override

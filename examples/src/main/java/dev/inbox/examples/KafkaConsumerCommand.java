@@ -1,6 +1,9 @@
 package dev.inbox.examples;
 
+import dev.inbox.Inbox;
 import dev.inbox.kafka.InboxKafkaConsumer;
+import dev.inbox.kafka.KeyExtractor;
+import dev.inbox.kafka.NonRetryableException;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -19,6 +22,8 @@ import picocli.CommandLine.Spec;
     description = "Apply the payments of a Kafka topic exactly once, until stopped (Ctrl-C).")
 final class KafkaConsumerCommand implements Callable<Integer> {
   @Spec CommandSpec spec;
+
+  @Mixin VerboseOption verbose;
 
   @Option(
       names = "--bootstrap-servers",
@@ -71,33 +76,24 @@ final class KafkaConsumerCommand implements Callable<Integer> {
     Validate.jdbcUrl(spec, "--jdbc-url", jdbcUrl);
     boolean atOnce = handler.atOnce(spec);
     try (ConsumerDatabase db = new ConsumerDatabase(jdbcUrl, 4)) {
-      InboxKafkaConsumer.Builder<String, byte[]> builder =
-          InboxKafkaConsumer.builder(new StringDeserializer(), new ByteArrayDeserializer())
-              .properties(
-                  Map.of(
-                      "bootstrap.servers",
-                      bootstrapServers,
-                      "group.id",
-                      group,
-                      "auto.offset.reset",
-                      "earliest",
-                      // A restarted consumer takes its partitions back at once after a crash.
-                      "group.instance.id",
-                      group + "-" + topic + "-" + instance,
-                      "session.timeout.ms",
-                      6000))
-              .topics(topic)
-              .inbox(db.inbox)
-              .scope(scope);
-      if (atOnce) {
-        builder.newRecordsHandler(
-            (records, tx) ->
-                PaymentsDatabase.applyAll(
-                    tx, records.stream().map(KafkaConsumerCommand::payment).toList(), "kafka"));
-      } else {
-        builder.handler((record, tx) -> PaymentsDatabase.apply(tx, payment(record), "kafka"));
-      }
-      InboxKafkaConsumer<String, byte[]> consumer = builder.build();
+      InboxKafkaConsumer<String, byte[]> consumer =
+          consumer(
+              Map.of(
+                  "bootstrap.servers",
+                  bootstrapServers,
+                  "group.id",
+                  group,
+                  "auto.offset.reset",
+                  "earliest",
+                  // A restarted consumer takes its partitions back at once after a crash.
+                  "group.instance.id",
+                  group + "-" + topic + "-" + instance,
+                  "session.timeout.ms",
+                  6000),
+              topic,
+              scope,
+              db.inbox,
+              atOnce);
       Runtime.getRuntime().addShutdownHook(new Thread(consumer::close, "kafka-consumer-stop"));
       System.out.println("consuming " + topic + " as group " + group + " into " + scope);
       consumer.run();
@@ -105,11 +101,46 @@ final class KafkaConsumerCommand implements Callable<Integer> {
     return 0;
   }
 
-  private static Payment payment(ConsumerRecord<String, byte[]> record) {
-    String paymentId =
-        new String(
-            record.headers().lastHeader("idempotency-key").value(),
-            java.nio.charset.StandardCharsets.UTF_8);
-    return Payment.fromJson(record.value(), paymentId);
+  /** The consumer this command runs, for tests that run it in their own JVM. */
+  static InboxKafkaConsumer<String, byte[]> consumer(
+      Map<String, Object> properties, String topic, String scope, Inbox inbox, boolean atOnce) {
+    // A payment is only a payment under the key its producer gave it: a record without the
+    // header is dead-lettered, not booked under its offset, where a re-send would book it again.
+    KeyExtractor<String, byte[]> keys = KeyExtractor.header(KeyExtractor.DEFAULT_HEADER);
+    InboxKafkaConsumer.Builder<String, byte[]> builder =
+        InboxKafkaConsumer.builder(new StringDeserializer(), new ByteArrayDeserializer())
+            .properties(properties)
+            .topics(topic)
+            .inbox(inbox)
+            .scope(scope)
+            .keyExtractor(keys);
+    if (atOnce) {
+      builder.newRecordsHandler(
+          (records, tx) ->
+              PaymentsDatabase.applyAll(
+                  tx, records.stream().map(record -> payment(record, keys)).toList(), "kafka"));
+    } else {
+      builder.handler((record, tx) -> PaymentsDatabase.apply(tx, payment(record, keys), "kafka"));
+    }
+    return builder.build();
+  }
+
+  /**
+   * The payment under the key the inbox recorded for the record. A body that is not a valid payment
+   * never will be, so it goes to the dead-letter topic at once, naming the field.
+   */
+  private static Payment payment(
+      ConsumerRecord<String, byte[]> record, KeyExtractor<String, byte[]> keys) {
+    String key;
+    try {
+      key = keys.keyOf(record);
+    } catch (Exception e) {
+      throw new NonRetryableException(e.getMessage(), e);
+    }
+    try {
+      return Payment.fromJson(record.value(), key);
+    } catch (IllegalArgumentException e) {
+      throw new NonRetryableException("payment '" + key + "': " + e.getMessage(), e);
+    }
   }
 }

@@ -5,14 +5,17 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
@@ -27,6 +30,8 @@ import picocli.CommandLine.Spec;
     })
 final class KafkaProducerCommand implements Callable<Integer> {
   @Spec CommandSpec spec;
+
+  @Mixin VerboseOption verbose;
 
   @Option(
       names = "--bootstrap-servers",
@@ -73,7 +78,20 @@ final class KafkaProducerCommand implements Callable<Integer> {
     Validate.rate(spec, "--duplicate-rate", duplicateRate);
     Validate.name(spec, "--id-prefix", idPrefix);
     PaymentPlan plan = PaymentPlan.generate(idPrefix, count, duplicateRate, seed);
-    send(bootstrapServers, topic, plan.sends());
+    try {
+      send(bootstrapServers, topic, plan.sends());
+    } catch (ExecutionException | KafkaException e) {
+      throw new ExampleFailure(
+          "cannot send payments to topic "
+              + topic
+              + " on Kafka at "
+              + bootstrapServers
+              + " (--bootstrap-servers): "
+              + CommandErrors.rootCause(e).getMessage()
+              + " Check that a broker runs there, and that the topic exists or the broker creates"
+              + " topics.",
+          e);
+    }
     System.out.println(plan.summaryJson());
     return 0;
   }

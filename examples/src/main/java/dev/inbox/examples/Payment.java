@@ -1,7 +1,11 @@
 package dev.inbox.examples;
 
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -14,7 +18,17 @@ import java.nio.charset.StandardCharsets;
  * @param amountCents the amount, positive
  */
 public record Payment(String paymentId, String account, long amountCents) {
-  private static final ObjectMapper JSON = new ObjectMapper();
+  /**
+   * Strict JSON: a repeated field, anything after the object, or a number that is not an integer
+   * where one is expected is an error, never a guess. Money that was rounded or taken from the last
+   * of two fields is money nobody asked for.
+   */
+  private static final ObjectMapper JSON =
+      JsonMapper.builder()
+          .enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION)
+          .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+          .enable(DeserializationFeature.FAIL_ON_READING_DUP_TREE_KEY)
+          .build();
 
   /** The JSON body the producers send: {@code {"paymentId":..,"account":..,"amountCents":..}}. */
   public byte[] toJson() {
@@ -26,15 +40,23 @@ public record Payment(String paymentId, String account, long amountCents) {
   }
 
   /**
-   * Parses a payment; the id may come from elsewhere (a header, the messageId) when the body has
-   * none.
+   * Parses a payment whose id is {@code key}: the Idempotency-Key, Kafka header or AMQP messageId
+   * under which the inbox records it. A body may repeat the id in {@code paymentId}, but never name
+   * another one: the payment id and the inbox key are one thing, or the same payment could be
+   * credited once per key.
    *
-   * @throws IllegalArgumentException naming what is wrong with the body
+   * @throws IllegalArgumentException naming the field that is wrong, and why
    */
-  public static Payment fromJson(byte[] body, String paymentId) {
+  public static Payment fromJson(byte[] body, String key) {
+    if (key == null || key.isEmpty()) {
+      throw new IllegalArgumentException("the payment has no idempotency key to be its id");
+    }
     JsonNode node;
     try {
       node = JSON.readTree(body);
+    } catch (JsonProcessingException e) {
+      throw new IllegalArgumentException(
+          "payment body is not strict JSON: " + e.getOriginalMessage(), e);
     } catch (IOException e) {
       throw new IllegalArgumentException("payment body is not JSON: " + e.getMessage(), e);
     }
@@ -42,14 +64,29 @@ public record Payment(String paymentId, String account, long amountCents) {
       throw new IllegalArgumentException("payment body must be a JSON object");
     }
     JsonNode account = node.get("account");
-    JsonNode amount = node.get("amountCents");
     if (account == null || !account.isTextual() || account.asText().isBlank()) {
-      throw new IllegalArgumentException("payment needs a non-blank string \"account\"");
+      throw new IllegalArgumentException("\"account\" must be a non-blank JSON string");
     }
-    if (amount == null || !amount.canConvertToLong() || amount.asLong() <= 0) {
-      throw new IllegalArgumentException("payment needs a positive integer \"amountCents\"");
+    JsonNode amount = node.get("amountCents");
+    if (amount == null
+        || !amount.isIntegralNumber()
+        || !amount.canConvertToLong()
+        || amount.longValue() <= 0) {
+      throw new IllegalArgumentException(
+          "\"amountCents\" must be a positive JSON integer of at most "
+              + Long.MAX_VALUE
+              + " (cents, no fraction or exponent), but was "
+              + (amount == null ? "missing" : amount.toString()));
     }
-    String id = node.hasNonNull("paymentId") ? node.get("paymentId").asText() : paymentId;
-    return new Payment(id, account.asText(), amount.asLong());
+    JsonNode id = node.get("paymentId");
+    if (id != null && !(id.isTextual() && id.asText().equals(key))) {
+      throw new IllegalArgumentException(
+          "\"paymentId\" "
+              + id
+              + " differs from the idempotency key '"
+              + key
+              + "'; the key is the payment id, so leave \"paymentId\" out or repeat the key");
+    }
+    return new Payment(key, account.asText(), amount.longValue());
   }
 }

@@ -11,6 +11,9 @@ import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
+import java.net.Inet6Address;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.EnumSet;
@@ -21,6 +24,7 @@ import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
 import org.eclipse.jetty.ee10.servlet.ServletHolder;
 import org.eclipse.jetty.server.NetworkConnector;
 import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
 
 /**
  * The payments API on Jetty: {@code POST /payments} behind the Idempotency-Key filter, whose {@code
@@ -35,7 +39,12 @@ final class PaymentsApi implements AutoCloseable {
     this.server = server;
   }
 
+  /** The address the API listens on unless told otherwise: this machine only. */
+  static final String LOOPBACK = "127.0.0.1";
+
   /**
+   * On {@link #LOOPBACK}.
+   *
    * @param port 0 for any free port
    * @param tenantsByApiKey which tenant each API key belongs to
    */
@@ -43,6 +52,7 @@ final class PaymentsApi implements AutoCloseable {
       int port, DataSource dataSource, Inbox inbox, Map<String, String> tenantsByApiKey)
       throws Exception {
     return start(
+        LOOPBACK,
         port,
         dataSource,
         inbox,
@@ -52,12 +62,14 @@ final class PaymentsApi implements AutoCloseable {
   }
 
   /**
+   * @param host the address to listen on
    * @param inFlightWait how long a retry polls for the first request with its key before it gets
    *     409
    * @param paymentDelay how long each new payment holds its transaction open, so that a concurrent
    *     retry can be watched getting 409
    */
   static PaymentsApi start(
+      String host,
       int port,
       DataSource dataSource,
       Inbox inbox,
@@ -65,7 +77,11 @@ final class PaymentsApi implements AutoCloseable {
       Duration inFlightWait,
       Duration paymentDelay)
       throws Exception {
-    Server server = new Server(port);
+    Server server = new Server();
+    ServerConnector connector = new ServerConnector(server);
+    connector.setHost(host);
+    connector.setPort(port);
+    server.addConnector(connector);
     ServletContextHandler context = new ServletContextHandler();
     IdempotencyFilter filter =
         IdempotencyFilter.builder(inbox, dataSource)
@@ -81,8 +97,22 @@ final class PaymentsApi implements AutoCloseable {
     return new PaymentsApi(server);
   }
 
+  /** Where a client on this machine reaches the API. */
   String baseUri() {
-    return "http://127.0.0.1:" + ((NetworkConnector) server.getConnectors()[0]).getLocalPort();
+    NetworkConnector connector = (NetworkConnector) server.getConnectors()[0];
+    String host;
+    try {
+      InetAddress address = InetAddress.getByName(connector.getHost());
+      host =
+          address.isAnyLocalAddress()
+              ? LOOPBACK
+              : address instanceof Inet6Address
+                  ? "[" + address.getHostAddress() + "]"
+                  : address.getHostAddress();
+    } catch (UnknownHostException e) {
+      throw new IllegalStateException("the API listens on a host that does not resolve", e);
+    }
+    return "http://" + host + ":" + connector.getLocalPort();
   }
 
   void join() throws InterruptedException {
@@ -126,9 +156,11 @@ final class PaymentsApi implements AutoCloseable {
         throws IOException {
       Payment payment;
       try {
+        // The filter's key, not the raw header: the inbox records the payment under exactly it.
         payment =
             Payment.fromJson(
-                request.getInputStream().readAllBytes(), request.getHeader("Idempotency-Key"));
+                request.getInputStream().readAllBytes(),
+                IdempotentRequests.key(request).orElse(null));
       } catch (IllegalArgumentException e) {
         problem(response, 400, e.getMessage());
         return;

@@ -2,8 +2,9 @@ package dev.inbox.examples;
 
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
-import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.Delivery;
+import dev.inbox.Inbox;
+import dev.inbox.rabbit.DeliveryKeyExtractor;
 import dev.inbox.rabbit.InboxRabbitConsumer;
 import dev.inbox.rabbit.RabbitTopology;
 import java.util.concurrent.Callable;
@@ -22,10 +23,13 @@ import picocli.CommandLine.Spec;
 final class RabbitConsumerCommand implements Callable<Integer> {
   @Spec CommandSpec spec;
 
+  @Mixin VerboseOption verbose;
+
   @Option(
       names = "--amqp-uri",
       defaultValue = "amqp://guest:guest@127.0.0.1:5672/%2F",
-      description = "RabbitMQ URI (default: ${DEFAULT-VALUE}).")
+      description =
+          "RabbitMQ URI (default: the local broker as guest, amqp://guest:***@127.0.0.1:5672/%2F).")
   String amqpUri;
 
   @Option(
@@ -63,33 +67,16 @@ final class RabbitConsumerCommand implements Callable<Integer> {
     Validate.positive(spec, "--prefetch", prefetch);
     Validate.jdbcUrl(spec, "--jdbc-url", jdbcUrl);
     boolean atOnce = handler.atOnce(spec);
-    ConnectionFactory factory = new ConnectionFactory();
-    factory.setUri(amqpUri);
     try (ConsumerDatabase db = new ConsumerDatabase(jdbcUrl, 4);
-        Connection connection = factory.newConnection("inbox-examples-rabbit-consumer")) {
+        Connection connection = Amqp.connect(amqpUri, "inbox-examples-rabbit-consumer")) {
       // The declaring channel stays open: automatic recovery re-declares the topology on the
       // channel that declared it, and fails noisily if that channel was closed.
       Channel topology = connection.createChannel();
       RabbitTopology.Names names = PaymentQueues.declare(topology, queue);
-      InboxRabbitConsumer.Builder builder =
-          InboxRabbitConsumer.builder()
-              .connection(connection)
-              .queue(queue)
-              .inbox(db.inbox)
-              .scope(scope)
-              .prefetch(prefetch)
-              .deadLetterExchange(names.deadLetterExchange());
-      if (atOnce) {
-        builder.newDeliveriesHandler(
-            (deliveries, tx) ->
-                PaymentsDatabase.applyAll(
-                    tx,
-                    deliveries.stream().map(RabbitConsumerCommand::payment).toList(),
-                    "rabbit"));
-      } else {
-        builder.handler((delivery, tx) -> PaymentsDatabase.apply(tx, payment(delivery), "rabbit"));
-      }
-      InboxRabbitConsumer consumer = builder.build().start();
+      InboxRabbitConsumer consumer =
+          builder(connection, queue, scope, prefetch, names.deadLetterExchange(), db.inbox, atOnce)
+              .build()
+              .start();
       CountDownLatch stopped = new CountDownLatch(1);
       Runtime.getRuntime()
           .addShutdownHook(
@@ -105,7 +92,48 @@ final class RabbitConsumerCommand implements Callable<Integer> {
     return 0;
   }
 
-  private static Payment payment(Delivery delivery) {
-    return Payment.fromJson(delivery.getBody(), delivery.getProperties().getMessageId());
+  /** The consumer this command runs, for tests that run it in their own JVM. */
+  static InboxRabbitConsumer.Builder builder(
+      Connection connection,
+      String queue,
+      String scope,
+      int prefetch,
+      String deadLetterExchange,
+      Inbox inbox,
+      boolean atOnce) {
+    // The handler reads the key with the consumer's own extractor, so that the payment id is the
+    // inbox key whether it came as the messageId or in the idempotency-key header.
+    DeliveryKeyExtractor keys = DeliveryKeyExtractor.messageIdOrHeader();
+    InboxRabbitConsumer.Builder builder =
+        InboxRabbitConsumer.builder()
+            .connection(connection)
+            .queue(queue)
+            .inbox(inbox)
+            .scope(scope)
+            .prefetch(prefetch)
+            .deadLetterExchange(deadLetterExchange)
+            .keyExtractor(keys);
+    if (atOnce) {
+      builder.newDeliveriesHandler(
+          (deliveries, tx) ->
+              PaymentsDatabase.applyAll(
+                  tx,
+                  deliveries.stream().map(delivery -> payment(delivery, keys)).toList(),
+                  "rabbit"));
+    } else {
+      builder.handler(
+          (delivery, tx) -> PaymentsDatabase.apply(tx, payment(delivery, keys), "rabbit"));
+    }
+    return builder;
+  }
+
+  private static Payment payment(Delivery delivery, DeliveryKeyExtractor keys) {
+    String key;
+    try {
+      key = keys.keyOf(delivery);
+    } catch (Exception e) {
+      throw new IllegalArgumentException(e.getMessage(), e);
+    }
+    return Payment.fromJson(delivery.getBody(), key);
   }
 }

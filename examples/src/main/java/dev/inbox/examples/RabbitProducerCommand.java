@@ -3,11 +3,11 @@ package dev.inbox.examples;
 import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
-import com.rabbitmq.client.ConnectionFactory;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
@@ -23,10 +23,13 @@ import picocli.CommandLine.Spec;
 final class RabbitProducerCommand implements Callable<Integer> {
   @Spec CommandSpec spec;
 
+  @Mixin VerboseOption verbose;
+
   @Option(
       names = "--amqp-uri",
       defaultValue = "amqp://guest:guest@127.0.0.1:5672",
-      description = "RabbitMQ (default: ${DEFAULT-VALUE}).")
+      description =
+          "RabbitMQ (default: the local broker as guest, amqp://guest:***@127.0.0.1:5672).")
   String amqpUri;
 
   @Option(
@@ -75,9 +78,7 @@ final class RabbitProducerCommand implements Callable<Integer> {
 
   /** Publishes every payment and waits until the broker confirmed all of them. */
   static void send(String amqpUri, String queue, List<Payment> payments) throws Exception {
-    ConnectionFactory factory = new ConnectionFactory();
-    factory.setUri(amqpUri);
-    try (Connection connection = factory.newConnection("inbox-examples-producer");
+    try (Connection connection = Amqp.connect(amqpUri, "inbox-examples-producer");
         Channel channel = connection.createChannel()) {
       PaymentQueues.declare(channel, queue);
       channel.confirmSelect();

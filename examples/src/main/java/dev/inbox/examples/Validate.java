@@ -8,12 +8,12 @@ final class Validate {
   private Validate() {}
 
   static void jdbcUrl(CommandSpec spec, String flag, String value) {
-    if (value != null && !value.startsWith("jdbc:postgresql://")) {
+    if (value != null && !(value.startsWith("jdbc:postgresql://") && PostgresUrls.isValid(value))) {
       fail(
           spec,
           flag
               + " must be a PostgreSQL JDBC URL like jdbc:postgresql://127.0.0.1:5432/db, but was '"
-              + value
+              + Redaction.mask(value)
               + "'");
     }
   }
@@ -57,12 +57,12 @@ final class Validate {
   }
 
   static void amqpUri(CommandSpec spec, String flag, String value) {
-    if (value != null && !value.matches("amqps?://.+")) {
+    if (value != null && !(value.matches("amqps?://.+") && Amqp.isValid(value))) {
       fail(
           spec,
           flag
-              + " must be an AMQP URI like amqp://guest:guest@127.0.0.1:5672, but was '"
-              + value
+              + " must be an AMQP URI like amqp://user:password@127.0.0.1:5672, but was '"
+              + Redaction.mask(value)
               + "'");
     }
   }
@@ -76,6 +76,6 @@ final class Validate {
   }
 
   static void fail(CommandSpec spec, String message) {
-    throw new CommandLine.ParameterException(spec.commandLine(), message);
+    throw new CommandLine.ParameterException(spec.commandLine(), Redaction.mask(message));
   }
 }

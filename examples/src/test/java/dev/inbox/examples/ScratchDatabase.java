@@ -1,11 +1,14 @@
 package dev.inbox.examples;
 
 import dev.inbox.testing.TestDatabase;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
 
 /**
  * A database of a run's own, created on the tests' PostgreSQL and dropped afterwards, because the
  * demo's and the fault suite's checks count every payment row. Its URL carries the user and
- * password, as a command-line user would pass them to a child process.
+ * password, as a command-line user would pass them; {@link ExampleProcess} keeps them off the
+ * children's command lines.
  */
 final class ScratchDatabase implements AutoCloseable {
   final String name;
@@ -22,13 +25,17 @@ final class ScratchDatabase implements AutoCloseable {
     StringBuilder withCredentials = new StringBuilder(url);
     char separator = url.contains("?") ? '&' : '?';
     if (db.user() != null) {
-      withCredentials.append(separator).append("user=").append(db.user());
+      withCredentials.append(separator).append("user=").append(encode(db.user()));
       separator = '&';
     }
     if (db.password() != null) {
-      withCredentials.append(separator).append("password=").append(db.password());
+      withCredentials.append(separator).append("password=").append(encode(db.password()));
     }
     this.jdbcUrl = withCredentials.toString();
+  }
+
+  private static String encode(String value) {
+    return URLEncoder.encode(value, StandardCharsets.UTF_8);
   }
 
   /**

@@ -1,5 +1,7 @@
 package dev.inbox.testing;
 
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
@@ -17,6 +19,11 @@ import org.testcontainers.containers.PostgreSQLContainer;
  * the environment variable {@value #ENVIRONMENT}; then a Testcontainers PostgreSQL when Docker is
  * available; then the local server at 127.0.0.1:5432 as user {@code postgres} (trust auth). On that
  * server a new database {@code inbox_test_<random>} is created, and dropped when the JVM exits.
+ *
+ * <p>Whichever it is, the user and password travel apart from the URL: {@link #jdbcUrl()} carries
+ * neither (an explicit URL's {@code user=} and {@code password=} are taken out of it into {@link
+ * #user()} and {@link #password()}), as with Testcontainers, so that a URL handed to a child
+ * process or printed never holds the password. {@link ChildJvm} passes the password on privately.
  */
 public final class TestDatabase {
   public static final String PROPERTY = "inbox.test.jdbc-url";
@@ -61,7 +68,7 @@ public final class TestDatabase {
     TestDatabase db;
     if (explicit != null) {
       log.info("tests use the PostgreSQL server from {}", PROPERTY);
-      db = new TestDatabase(explicit, null, null);
+      db = explicit(explicit);
     } else if (Docker.isAvailable()) {
       PostgreSQLContainer<?> container = new PostgreSQLContainer<>("postgres:17-alpine");
       container.start();
@@ -140,6 +147,32 @@ public final class TestDatabase {
     } catch (SQLException e) {
       log.debug("could not drop test database {}", databaseName, e);
     }
+  }
+
+  /** An explicit URL's user and password, taken out of its query into fields of their own. */
+  static TestDatabase explicit(String url) {
+    int query = url.indexOf('?');
+    if (query < 0) {
+      return new TestDatabase(url, null, null);
+    }
+    String user = null;
+    String password = null;
+    StringBuilder rest = new StringBuilder();
+    for (String parameter : url.substring(query + 1).split("&")) {
+      int eq = parameter.indexOf('=');
+      String name = eq < 0 ? parameter : parameter.substring(0, eq);
+      // Decoded as pgjdbc decodes URL parameters.
+      String value =
+          eq < 0 ? "" : URLDecoder.decode(parameter.substring(eq + 1), StandardCharsets.UTF_8);
+      if (name.equals("user")) {
+        user = value;
+      } else if (name.equals("password")) {
+        password = value;
+      } else if (!parameter.isEmpty()) {
+        rest.append(rest.length() == 0 ? "?" : "&").append(parameter);
+      }
+    }
+    return new TestDatabase(url.substring(0, query) + rest, user, password);
   }
 
   static String withDatabase(String url, String database) {

@@ -8,6 +8,7 @@ import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.apache.kafka.common.test.KafkaClusterTestKit;
 import org.apache.kafka.common.test.TestKitNodes;
@@ -117,6 +118,34 @@ public final class TestKafka {
 
   public String bootstrapServers() {
     return bootstrapServers;
+  }
+
+  /** {@link #producerConfig(String)} for this broker. */
+  public Map<String, Object> producerConfig() {
+    return producerConfig(bootstrapServers);
+  }
+
+  /**
+   * The settings of every test producer: idempotent, {@code acks=all}, and one request in flight
+   * per connection. With more in flight (the client's default is five), a batch that fails with a
+   * retriable error, such as NOT_LEADER_OR_FOLLOWER on a topic whose leader the broker is still
+   * installing, can be overtaken by the next batch; the broker then refuses the retried batch as
+   * OUT_OF_ORDER_SEQUENCE_NUMBER until the delivery timeout (KAFKA-14359). One in flight keeps the
+   * retry ahead of everything after it, so the order and the sequence hold. Add serializers or
+   * settings to a copy.
+   */
+  public static Map<String, Object> producerConfig(String bootstrapServers) {
+    return Map.of(
+        ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
+        bootstrapServers,
+        ProducerConfig.ACKS_CONFIG,
+        "all",
+        ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG,
+        true,
+        ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION,
+        1,
+        ProducerConfig.LINGER_MS_CONFIG,
+        5);
   }
 
   /** Creates a topic with a random name that starts with {@code prefix}. */

@@ -1,6 +1,8 @@
 package dev.inbox.testing;
 
 import com.rabbitmq.client.ConnectionFactory;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
 import java.util.UUID;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -52,10 +54,25 @@ public final class TestRabbit {
       RabbitMQContainer container = new RabbitMQContainer("rabbitmq:4-management-alpine");
       container.start();
       Runtime.getRuntime().addShutdownHook(new Thread(container::stop, "stop-test-rabbitmq"));
-      return new TestRabbit(container.getAmqpUrl(), false);
+      // getAmqpUrl() has no credentials: name the container's own, rather than rely on the
+      // client's guest/guest default happening to match them.
+      String uri =
+          "amqp://"
+              + encode(container.getAdminUsername())
+              + ":"
+              + encode(container.getAdminPassword())
+              + "@"
+              + container.getHost()
+              + ":"
+              + container.getAmqpPort();
+      return new TestRabbit(uri, false);
     }
     log.info("no Docker; tests use the local RabbitMQ at 127.0.0.1:5672");
     return new TestRabbit(LOCAL_URI, true);
+  }
+
+  private static String encode(String userInfo) {
+    return URLEncoder.encode(userInfo, StandardCharsets.UTF_8);
   }
 
   public String uri() {
