@@ -8,24 +8,17 @@ import dev.inbox.Inbox;
 import dev.inbox.InboxSettings;
 import dev.inbox.testing.TestDatabase;
 import java.io.ByteArrayOutputStream;
-import java.io.OutputStream;
-import java.io.PrintStream;
-import java.io.PrintWriter;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
-import java.sql.SQLException;
-import java.sql.SQLFeatureNotSupportedException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.logging.Logger;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
-import org.postgresql.ds.PGSimpleDataSource;
 
 /**
  * The database failing under the filter: refusing connections, its pool exhausted, the request's
@@ -47,13 +40,7 @@ class DatabaseFailureTest extends FilterTestBase {
     SwitchableDataSource database = new SwitchableDataSource(dataSource);
     try (Inbox switchable = inboxOn(database);
         TestServer down = new TestServer(switchable, database, effects, 0, b -> b.mode(mode))) {
-      PGSimpleDataSource refusing = new PGSimpleDataSource();
-      refusing.setServerNames(new String[] {"127.0.0.1"});
-      refusing.setPortNumbers(new int[] {closedPort});
-      refusing.setDatabaseName("payments");
-      refusing.setUser("postgres");
-      refusing.setPassword(PASSWORD);
-      database.target = refusing;
+      database.target = SwitchableDataSource.refusing(closedPort, PASSWORD);
 
       ByteArrayOutputStream log = new ByteArrayOutputStream();
       RawHttp.Response answer =
@@ -174,86 +161,5 @@ class DatabaseFailureTest extends FilterTestBase {
         .doesNotContain(PASSWORD)
         .doesNotContain(alsoAbsent)
         .doesNotContain("<html");
-  }
-
-  /** Runs the call with the standard error (where slf4j-simple logs) copied into {@code log}. */
-  private static <T> T capturingStandardError(
-      ByteArrayOutputStream log, java.util.concurrent.Callable<T> call) throws Exception {
-    PrintStream original = System.err;
-    System.setErr(
-        new PrintStream(
-            new OutputStream() {
-              @Override
-              public void write(int b) {
-                original.write(b);
-                log.write(b);
-              }
-
-              @Override
-              public void write(byte[] b, int off, int len) {
-                original.write(b, off, len);
-                log.write(b, off, len);
-              }
-            },
-            true,
-            StandardCharsets.UTF_8));
-    try {
-      return call.call();
-    } finally {
-      System.setErr(original);
-    }
-  }
-
-  /**
-   * The real pool until a test points it at another data source, as a database that goes away after
-   * the inbox has started.
-   */
-  private static final class SwitchableDataSource implements DataSource {
-    volatile DataSource target;
-
-    SwitchableDataSource(DataSource target) {
-      this.target = target;
-    }
-
-    @Override
-    public Connection getConnection() throws SQLException {
-      return target.getConnection();
-    }
-
-    @Override
-    public Connection getConnection(String user, String password) throws SQLException {
-      return target.getConnection(user, password);
-    }
-
-    @Override
-    public PrintWriter getLogWriter() {
-      return null;
-    }
-
-    @Override
-    public void setLogWriter(PrintWriter out) {}
-
-    @Override
-    public void setLoginTimeout(int seconds) {}
-
-    @Override
-    public int getLoginTimeout() {
-      return 0;
-    }
-
-    @Override
-    public Logger getParentLogger() throws SQLFeatureNotSupportedException {
-      throw new SQLFeatureNotSupportedException();
-    }
-
-    @Override
-    public <T> T unwrap(Class<T> type) throws SQLException {
-      throw new SQLException("not a wrapper");
-    }
-
-    @Override
-    public boolean isWrapperFor(Class<?> type) {
-      return false;
-    }
   }
 }
