@@ -4,6 +4,7 @@ import dev.inbox.Claim;
 import dev.inbox.Fingerprints;
 import dev.inbox.Inbox;
 import dev.inbox.InboxKeys;
+import dev.inbox.LeaseLostException;
 import dev.inbox.LeaseToken;
 import dev.inbox.Reservation;
 import dev.inbox.ReservationLostException;
@@ -35,6 +36,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
 import java.util.function.IntPredicate;
 import java.util.function.Predicate;
 import java.util.stream.Collectors;
@@ -76,8 +78,10 @@ import org.slf4j.LoggerFactory;
  *   <li>When the filter's own work fails, the client gets problem details that name no exception,
  *       SQL, host or port, and the log gets the detail: 503 with {@code Retry-After} ({@link
  *       Builder#unavailableRetryAfter}) when the database is unreachable, its pool exhausted or the
- *       connection lost, 500 otherwise. An exception thrown by the application goes on to the
- *       container's error handling, as without the filter (after the rollback and release).
+ *       connection lost, 500 otherwise. In leased mode, a handler that has answered gets its answer
+ *       sent even when its result cannot be recorded (see {@link Mode#LEASED}). An exception thrown
+ *       by the application goes on to the container's error handling, as without the filter (after
+ *       the rollback and release).
  * </ul>
  *
  * <p>A key must be printable ASCII, and any other byte in the header gets 400 with the rule {@code
@@ -125,6 +129,12 @@ public final class IdempotencyFilter implements Filter {
 
   /** A 503 for an unavailable database asks the client to retry after 5 seconds. */
   public static final Duration DEFAULT_UNAVAILABLE_RETRY_AFTER = Duration.ofSeconds(5);
+
+  /**
+   * A leased request whose result cannot be recorded retries recording it for at most 10 seconds
+   * (and never past its lease).
+   */
+  public static final Duration DEFAULT_COMPLETION_RETRY = Duration.ofSeconds(10);
 
   /**
    * Defaults to storing 2xx, 4xx, and the redirects that end a request (301, 302 and 303: the
@@ -178,6 +188,7 @@ public final class IdempotencyFilter implements Filter {
           "cookie");
 
   private static final long POLL_MILLIS = 50;
+  private static final long MAX_COMPLETION_BACKOFF_MILLIS = 1000;
   private static final Logger log = LoggerFactory.getLogger(IdempotencyFilter.class);
 
   /** Where the handler's effects live. */
@@ -192,6 +203,14 @@ public final class IdempotencyFilter implements Filter {
      * and completed or failed after the handler. A crashed server's key is taken over when its
      * lease ({@code InboxSettings.leaseDuration}) expires; until then retries get 409. The lease is
      * not renewed, so a handler must finish within it.
+     *
+     * <p>Once the handler has answered with a stored status, its effect has happened, and the
+     * client gets that answer even when the result cannot be recorded: recording is retried while
+     * the database is unavailable, for up to {@link Builder#completionRetry} and never past the
+     * lease, and if it still fails, the failure is logged at ERROR with the scope and key and
+     * counted as {@link RequestOutcome#NOT_RECORDED}. The key then stays in progress until its
+     * lease ends, and a retry after that runs the handler again: an answer that told the client to
+     * retry would make that certain.
      */
     LEASED
   }
@@ -208,6 +227,7 @@ public final class IdempotencyFilter implements Filter {
   private final Duration inFlightWait;
   private final Duration retryAfter;
   private final Duration unavailableRetryAfter;
+  private final Duration completionRetry;
   private final IntPredicate storedStatuses;
   private final Set<String> replayedHeaders;
   private final int maxStoredBody;
@@ -228,6 +248,7 @@ public final class IdempotencyFilter implements Filter {
     this.inFlightWait = b.inFlightWait;
     this.retryAfter = b.retryAfter;
     this.unavailableRetryAfter = b.unavailableRetryAfter;
+    this.completionRetry = b.completionRetry;
     this.storedStatuses = b.storedStatuses;
     TreeSet<String> replayed = new TreeSet<>(String.CASE_INSENSITIVE_ORDER);
     replayed.addAll(b.replayedHeaders);
@@ -633,6 +654,8 @@ public final class IdempotencyFilter implements Filter {
   private Attempt withLease(
       KeyedRequest keyed, HttpServletResponse response, FilterChain chain, Exchange exchange)
       throws IOException, ServletException {
+    // The lease starts in the claim's transaction, so it ends no earlier than this.
+    long leaseEnd = System.nanoTime() + inbox.settings().leaseDuration().toNanos();
     Claim claim = inbox.claimLease(keyed.scope(), keyed.key(), keyed.fingerprint());
     if (!claim.isNew()) {
       return answeredOrInFlight(answerExisting(claim, response, exchange));
@@ -659,14 +682,74 @@ public final class IdempotencyFilter implements Filter {
     }
     int status = buffered.getStatus();
     if (storedStatuses.test(status)) {
-      inbox.complete(lease, stored(buffered));
-      exchange.outcome = RequestOutcome.FRESH;
+      exchange.outcome =
+          completeLease(lease, stored(buffered), leaseEnd)
+              ? RequestOutcome.FRESH
+              : RequestOutcome.NOT_RECORDED;
     } else {
       exchange.outcome = RequestOutcome.RELEASED;
       inbox.fail(lease, "the handler answered " + status);
     }
     buffered.writeTo(response);
     return Attempt.ANSWERED;
+  }
+
+  /**
+   * Records a leased request's result, retrying with backoff while the database is unavailable, for
+   * at most {@code completionRetry} and never past the lease, after which another request may own
+   * the key. The handler's effect has happened either way, so its answer is sent even when this
+   * fails: a 503 would send the client back, and its retry would run the effect again once the
+   * lease ends.
+   *
+   * @return false when the result could not be recorded
+   */
+  private boolean completeLease(LeaseToken lease, StoredResult result, long leaseEnd) {
+    long deadline = System.nanoTime() + completionRetry.toNanos();
+    if (leaseEnd - deadline < 0) {
+      deadline = leaseEnd;
+    }
+    long backoffMillis = POLL_MILLIS;
+    while (true) {
+      try {
+        inbox.complete(lease, result);
+        return true;
+      } catch (LeaseLostException e) {
+        log.error(
+            "the result of key {} in scope {} could not be recorded: the handler outlasted its"
+                + " lease, which another request took over and may run the handler again; its"
+                + " answer was sent",
+            InboxKeys.describe(lease.key()),
+            InboxKeys.describe(lease.scope()),
+            e);
+        return false;
+      } catch (RuntimeException e) {
+        boolean retryable = DatabaseFailures.isUnavailable(e) || TransientFailures.isTransient(e);
+        if (!retryable
+            || System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(backoffMillis) - deadline >= 0
+            || !pause(backoffMillis)) {
+          log.error(
+              "the result of key {} in scope {} could not be recorded: the handler ran and its"
+                  + " answer was sent, but the key stays in progress until its lease ends, and a"
+                  + " retry after that would run it again",
+              InboxKeys.describe(lease.key()),
+              InboxKeys.describe(lease.scope()),
+              e);
+          return false;
+        }
+        backoffMillis = Math.min(backoffMillis * 2, MAX_COMPLETION_BACKOFF_MILLIS);
+      }
+    }
+  }
+
+  /** Sleeps; false when interrupted (the flag restored). */
+  private static boolean pause(long millis) {
+    try {
+      Thread.sleep(millis);
+      return true;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    }
   }
 
   private static void runChain(
@@ -856,6 +939,7 @@ public final class IdempotencyFilter implements Filter {
     private Duration inFlightWait = DEFAULT_IN_FLIGHT_WAIT;
     private Duration retryAfter = DEFAULT_RETRY_AFTER;
     private Duration unavailableRetryAfter = DEFAULT_UNAVAILABLE_RETRY_AFTER;
+    private Duration completionRetry = DEFAULT_COMPLETION_RETRY;
     private IntPredicate storedStatuses = DEFAULT_STORED_STATUSES;
     private Set<String> replayedHeaders = DEFAULT_REPLAYED_HEADERS;
     private int maxStoredBody = DEFAULT_MAX_STORED_BODY;
@@ -1012,6 +1096,22 @@ public final class IdempotencyFilter implements Filter {
             "unavailableRetryAfter must be positive, but was " + retryAfter);
       }
       this.unavailableRetryAfter = retryAfter;
+      return this;
+    }
+
+    /**
+     * {@link Mode#LEASED} only: how long recording a handler's result is retried while the database
+     * is unavailable, backing off from 50 ms to 1 s, and never past the request's lease. If it
+     * still cannot be recorded, the client gets the handler's answer all the same (see {@link
+     * Mode#LEASED}). Defaults to 10 seconds; zero tries once.
+     */
+    public Builder completionRetry(Duration completionRetry) {
+      Objects.requireNonNull(completionRetry, "completionRetry must not be null");
+      if (completionRetry.isNegative()) {
+        throw new IllegalArgumentException(
+            "completionRetry must not be negative, but was " + completionRetry);
+      }
+      this.completionRetry = completionRetry;
       return this;
     }
 
