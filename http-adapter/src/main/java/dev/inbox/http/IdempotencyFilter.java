@@ -57,9 +57,9 @@ import org.slf4j.LoggerFactory;
  *       ScopeResolver scope} gets 401; a body over {@link Builder#maxRequestBody} gets 413. Each
  *       carries an RFC 9457 {@code application/problem+json} body whose {@code rule} member names
  *       the rule that failed.
- *   <li>The key is claimed as (scope, key) with a SHA-256 fingerprint over the method, path, query,
- *       content type, body and the configured headers. The same key with another fingerprint gets
- *       422.
+ *   <li>The key is claimed as (scope, key) with a SHA-256 fingerprint over the method, path (with
+ *       the raw path's {@code ;} parameters), query, content type, body and the configured headers.
+ *       The same key with another fingerprint gets 422.
  *   <li>A first request runs the application. A response whose status is stored (2xx, 301 to 303
  *       and 4xx by default) is recorded and, in {@link Mode#TRANSACTIONAL} mode, committed together
  *       with the application's writes; only then is it sent. Any other status, or an exception,
@@ -890,14 +890,18 @@ public final class IdempotencyFilter implements Filter {
   }
 
   /**
-   * The path is the one the container routes on, behind the context's own path: the request URI
-   * exactly when the client sent the path in its plain form, so that such requests keep the
-   * fingerprints they had when the raw request URI was used.
+   * The path is the one the container routes on, behind the context's own path, followed by the raw
+   * path's {@code ;} parameters when it has any: the request URI exactly when the client sent the
+   * path in its plain form, so that such requests keep the fingerprints they had when the raw
+   * request URI was used.
    */
   private byte[] fingerprint(BufferedRequest request, String path) {
     MessageDigest digest = Fingerprints.newDigest();
     update(digest, request.getMethod().toUpperCase(Locale.ROOT));
-    update(digest, request.getServletContext().getContextPath() + path);
+    update(
+        digest,
+        fingerprintPath(
+            request.getServletContext().getContextPath() + path, RoutedPath.parameters(request)));
     update(digest, Objects.toString(request.getQueryString(), ""));
     update(digest, Objects.toString(request.getContentType(), ""));
     for (String header : fingerprintHeaders) {
@@ -906,6 +910,18 @@ public final class IdempotencyFilter implements Filter {
     }
     digest.update(request.body());
     return digest.digest();
+  }
+
+  /**
+   * The decoded path with its own {@code ;} and {@code %} escaped (a path rarely has them), so that
+   * the first {@code ;} starts the parameters, and no path without them reads as one with them.
+   */
+  private static String fingerprintPath(String path, String parameters) {
+    String escaped =
+        path.indexOf('%') < 0 && path.indexOf(';') < 0
+            ? path
+            : path.replace("%", "%25").replace(";", "%3B");
+    return parameters.isEmpty() ? escaped : escaped + ";" + parameters;
   }
 
   // Each part ends with a zero byte, so that no two different requests feed the same bytes.
@@ -989,8 +1005,9 @@ public final class IdempotencyFilter implements Filter {
      * Which paths the filter applies to, tested on the path the container routes on: the servlet
      * path and path info, decoded and normalised, without the context path ({@code /payments} for
      * {@code /app/%70ayments;v=1} or {@code /app/a/../payments}). The fingerprint uses the same
-     * path. A request whose path the container cannot decode unambiguously gets 400 (rule {@code
-     * path-ambiguous}) for the filter's methods, whatever the predicate. Defaults to every path.
+     * path, and the raw path's {@code ;} parameters besides. A request whose path the container
+     * cannot decode unambiguously gets 400 (rule {@code path-ambiguous}) for the filter's methods,
+     * whatever the predicate. Defaults to every path.
      */
     public Builder paths(Predicate<String> paths) {
       this.paths = Objects.requireNonNull(paths, "paths must not be null");

@@ -1,6 +1,7 @@
 package dev.inbox.http;
 
 import jakarta.servlet.http.HttpServletRequest;
+import java.util.Locale;
 
 /**
  * The path inside the application that the container routes a request on: the servlet path plus the
@@ -10,6 +11,8 @@ import jakarta.servlet.http.HttpServletRequest;
  * those spellings is the one at {@code /payments}, and so must be the filter's decision.
  */
 final class RoutedPath {
+  private static final String SESSION_ID = "jsessionid=";
+
   private RoutedPath() {}
 
   /**
@@ -30,6 +33,41 @@ final class RoutedPath {
       return "/";
     }
     return isNormalised(path) ? path : null;
+  }
+
+  /**
+   * The {@code ;} parameters of the raw request path, segment by segment, or "" when it has none:
+   * {@code "/;amount=100"} for {@code /payments;amount=100}, {@code "/;v=1/"} for {@code
+   * /payments;v=1/charge}. The routed path drops them, yet the application may read them (JAX-RS's
+   * {@code @MatrixParam}), so requests that differ in them are different requests. They are taken
+   * as sent, not decoded; an empty parameter says nothing, and a session id ({@code ;jsessionid=})
+   * belongs to the container: both are left out.
+   */
+  static String parameters(HttpServletRequest request) {
+    String raw = request.getRequestURI();
+    if (raw == null || raw.indexOf(';') < 0) {
+      return "";
+    }
+    StringBuilder shape = new StringBuilder();
+    boolean any = false;
+    String[] segments = raw.split("/", -1);
+    for (int i = 0; i < segments.length; i++) {
+      if (i > 0) {
+        shape.append('/');
+      }
+      String segment = segments[i];
+      int semicolon = segment.indexOf(';');
+      if (semicolon < 0) {
+        continue;
+      }
+      for (String parameter : segment.substring(semicolon + 1).split(";", -1)) {
+        if (!parameter.isEmpty() && !parameter.toLowerCase(Locale.ROOT).startsWith(SESSION_ID)) {
+          shape.append(';').append(parameter);
+          any = true;
+        }
+      }
+    }
+    return any ? shape.toString() : "";
   }
 
   /** Starts with '/', and has no '.' or '..' segment and no empty segment but a trailing one. */
