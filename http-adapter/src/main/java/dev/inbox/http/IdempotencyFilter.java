@@ -79,9 +79,12 @@ import org.slf4j.LoggerFactory;
  *       SQL, host or port, and the log gets the detail: 503 with {@code Retry-After} ({@link
  *       Builder#unavailableRetryAfter}) when the database is unreachable, its pool exhausted or the
  *       connection lost, 500 otherwise. In leased mode, a handler that has answered gets its answer
- *       sent even when its result cannot be recorded (see {@link Mode#LEASED}). An exception thrown
- *       by the application goes on to the container's error handling, as without the filter (after
- *       the rollback and release).
+ *       sent even when its result cannot be recorded (see {@link Mode#LEASED}). A handler that
+ *       fails on the database (what {@link TransientFailures#isTransient} tells apart: a lost
+ *       connection, a serialization failure, a deadlock) gets 503 the same way, with the rule
+ *       {@code database-unavailable} or {@code transaction-conflict}. Any other exception thrown by
+ *       the application goes on to the container's error handling, as without the filter (after the
+ *       rollback and release).
  * </ul>
  *
  * <p>A key must be printable ASCII, and any other byte in the header gets 400 with the rule {@code
@@ -415,14 +418,57 @@ public final class IdempotencyFilter implements Filter {
     KeyedRequest keyed = new KeyedRequest(buffered, scope, key, fingerprint(buffered, path));
     try {
       handle(keyed, response, chain, exchange);
-    } catch (ServletException | RuntimeException e) {
+    } catch (IOException | ServletException | RuntimeException e) {
       // The handler's own exceptions go to the container's error handling, as they would without
-      // the filter; the filter's failures (the database's, mostly) are answered here.
-      if (e == exchange.handlerFailure || response.isCommitted()) {
+      // the filter, unless the database failed it in passing; the filter's failures (the
+      // database's, mostly) are answered here. An IOException of the filter's own is the client's
+      // connection failing, with nobody left to answer.
+      if (response.isCommitted()) {
+        throw e;
+      }
+      if (e == exchange.handlerFailure) {
+        if (!TransientFailures.isTransient(e)) {
+          throw e;
+        }
+        answerTransientHandlerFailure(keyed, response, e);
+        return;
+      }
+      if (e instanceof IOException) {
         throw e;
       }
       answerFailure(keyed, response, e, exchange);
     }
+  }
+
+  /**
+   * Answers a handler that failed on the database: a lost connection or server, a serialization
+   * failure, a deadlock or a lock wait past the lock timeout. None of them is the request's fault,
+   * and the client's retry may well succeed, so it gets 503 with {@code Retry-After}, and problem
+   * details that name no exception or SQL, instead of the container's error page.
+   */
+  private void answerTransientHandlerFailure(
+      KeyedRequest keyed, HttpServletResponse response, Exception e) throws IOException {
+    response.reset();
+    boolean unavailable = TransientFailures.isConnectionFailure(e);
+    long seconds = Math.max(1, (unavailable ? unavailableRetryAfter : retryAfter).toSeconds());
+    log.warn(
+        "the handler of the request with key {} in scope {} failed on the database; nothing was"
+            + " committed, answered 503",
+        InboxKeys.describe(keyed.key()),
+        InboxKeys.describe(keyed.scope()),
+        e);
+    response.setHeader("Retry-After", Long.toString(seconds));
+    Problems.send(
+        response,
+        503,
+        unavailable ? "database-unavailable" : "transaction-conflict",
+        (unavailable
+                ? "the database behind this service is unavailable"
+                : "the request conflicted with another one running at the same time")
+            + "; nothing was committed; retry after "
+            + seconds
+            + " s with the same "
+            + headerName);
   }
 
   /**

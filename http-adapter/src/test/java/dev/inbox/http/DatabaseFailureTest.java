@@ -29,6 +29,12 @@ import org.junit.jupiter.params.provider.EnumSource;
 class DatabaseFailureTest extends FilterTestBase {
   private static final String PASSWORD = "pw-that-must-never-leak";
 
+  /**
+   * Makes the handler run a statement that fails with a serialization failure, or on a dead
+   * connection; outside the fingerprint, so that a retry without it is the same request.
+   */
+  private static final String FAIL_ON_STATEMENT = "X-Fail: serialization";
+
   @ParameterizedTest
   @EnumSource(IdempotencyFilter.Mode.class)
   void a_database_that_refuses_connections_gets_503_with_retry_after_and_no_internals(
@@ -124,6 +130,63 @@ class DatabaseFailureTest extends FilterTestBase {
     assertThat(retry.replayed()).isFalse();
     assertThat(again.replayed()).isTrue();
     assertThat(effects.count()).as("effect rows after the retries").isEqualTo(1);
+  }
+
+  @Test
+  void a_handler_whose_own_statement_meets_a_terminated_backend_gets_503_without_internals()
+      throws Exception {
+    CompletableFuture<RawHttp.Response> first =
+        CompletableFuture.supplyAsync(
+            () -> {
+              try {
+                return RawHttp.post(
+                    server.port(), "/payments?gate=1", "key-a", "term-2", "100", FAIL_ON_STATEMENT);
+              } catch (Exception e) {
+                throw new IllegalStateException(e);
+              }
+            });
+    await("the handler holds its uncommitted write", () -> !backendsWritingEffects().isEmpty());
+    try (Connection admin = TestDatabase.shared().connect();
+        Statement s = admin.createStatement()) {
+      s.execute("SELECT pg_terminate_backend(" + backendsWritingEffects().get(0) + ")");
+    }
+    server.gate.countDown();
+
+    RawHttp.Response answer = first.get(60, TimeUnit.SECONDS);
+    assertProblem(answer, 503, "database-unavailable", "retry after 5 s with the same");
+    assertThat(answer.header("Retry-After")).hasValue("5");
+    assertNoInternals(answer, "terminat");
+    assertThat(effects.count()).as("effect rows after the terminated backend").isZero();
+
+    RawHttp.Response retry =
+        RawHttp.post(server.port(), "/payments?gate=1", "key-a", "term-2", "100");
+    assertThat(retry.status()).as(retry.body()).isEqualTo(201);
+    assertThat(retry.replayed()).isFalse();
+    assertThat(effects.count()).as("effect rows after the retry").isEqualTo(1);
+  }
+
+  @Test
+  void a_serialization_failure_in_the_handler_gets_503_without_internals() throws Exception {
+    RawHttp.Response answer =
+        RawHttp.post(server.port(), "/payments", "key-a", "ser-1", "100", FAIL_ON_STATEMENT);
+    assertProblem(answer, 503, "transaction-conflict", "retry after 1 s with the same");
+    assertThat(answer.header("Retry-After")).hasValue("1");
+    assertNoInternals(answer, "concurrent update");
+    assertThat(effects.count()).as("effect rows after the serialization failure").isZero();
+
+    RawHttp.Response retry = RawHttp.post(server.port(), "/payments", "key-a", "ser-1", "100");
+    assertThat(retry.status()).as(retry.body()).isEqualTo(201);
+    assertThat(effects.count()).as("effect rows after the retry").isEqualTo(1);
+  }
+
+  @Test
+  void an_application_exception_still_goes_to_the_containers_error_handling() throws Exception {
+    RawHttp.Response answer =
+        RawHttp.post(server.port(), "/payments", "key-a", "app-1", "100", "X-Fail: throw");
+    assertThat(answer.status()).isEqualTo(500);
+    assertThat(answer.header("Content-Type"))
+        .hasValueSatisfying(t -> assertThat(t).startsWith("text/html"));
+    assertThat(effects.count()).isZero();
   }
 
   @Test
