@@ -3,6 +3,7 @@ package dev.inbox.http;
 import dev.inbox.Claim;
 import dev.inbox.Fingerprints;
 import dev.inbox.Inbox;
+import dev.inbox.InboxDatabaseException;
 import dev.inbox.InboxKeys;
 import dev.inbox.LeaseLostException;
 import dev.inbox.LeaseToken;
@@ -62,10 +63,11 @@ import org.slf4j.LoggerFactory;
  *       The same key with another fingerprint gets 422.
  *   <li>A first request runs the application. A response whose status is stored (2xx, 301 to 303
  *       and 4xx by default) is recorded and, in {@link Mode#TRANSACTIONAL} mode, committed together
- *       with the application's writes; only then is it sent. Any other status, or an exception,
- *       rolls the writes back and records a failure, so that the client's retry runs again (a
- *       deadlock, serialization failure or lost connection is not counted as one). In transactional
- *       mode the key's record is written once, with the response, when it commits ({@link
+ *       with the application's writes; only then is it sent. Any other status, an exception, or a
+ *       transaction that an SQL error the handler caught had aborted (answered 500), rolls the
+ *       writes back and records a failure, so that the client's retry runs again (a deadlock,
+ *       serialization failure or lost connection is not counted as one). In transactional mode the
+ *       key's record is written once, with the response, when it commits ({@link
  *       Inbox#reserveAtStart}); should a message consumer record the same key first, the
  *       application's writes are rolled back and the request gets that consumer's outcome.
  *   <li>A retry gets the stored status, allow-listed headers and body, with {@code
@@ -189,6 +191,9 @@ public final class IdempotencyFilter implements Filter {
           "www-authenticate",
           "proxy-authenticate",
           "cookie");
+
+  /** PostgreSQL's in_failed_sql_transaction: an earlier error aborted the transaction. */
+  private static final String IN_FAILED_SQL_TRANSACTION = "25P02";
 
   private static final long POLL_MILLIS = 50;
   private static final long MAX_COMPLETION_BACKOFF_MILLIS = 1000;
@@ -504,13 +509,13 @@ public final class IdempotencyFilter implements Filter {
           InboxKeys.describe(keyed.key()),
           InboxKeys.describe(keyed.scope()),
           e);
-      Problems.send(
-          response,
-          500,
-          "internal-error",
-          "the request failed with an internal error, which was logged; retry with the same "
-              + headerName);
+      Problems.send(response, 500, "internal-error", internalErrorDetail());
     }
+  }
+
+  private String internalErrorDetail() {
+    return "the request failed with an internal error, which was logged; retry with the same "
+        + headerName;
   }
 
   /**
@@ -690,6 +695,29 @@ public final class IdempotencyFilter implements Filter {
           InboxKeys.describe(keyed.key()),
           e);
       return Attempt.LOST;
+    } catch (InboxDatabaseException e) {
+      if (!IN_FAILED_SQL_TRANSACTION.equals(e.sqlState())) {
+        throw e;
+      }
+      // Nothing committed, so the answer would be a lie; the handler failed, as if it had thrown.
+      tx.rollback();
+      log.error(
+          "the handler of the request with key {} in scope {} answered {}, but an SQL error it"
+              + " caught had aborted the transaction, so nothing was committed; answered 500 and"
+              + " counted a failed attempt. Roll back to a savepoint after an error the handler"
+              + " means to survive, or let the error propagate",
+          InboxKeys.describe(keyed.key()),
+          InboxKeys.describe(keyed.scope()),
+          status,
+          e);
+      release(
+          reservation,
+          "the handler answered " + status + " on a transaction that an SQL error had aborted",
+          exchange);
+      BufferedResponse internalError = new BufferedResponse(response);
+      Problems.send(internalError, 500, "internal-error", internalErrorDetail());
+      exchange.unstoredAnswer = internalError;
+      return Attempt.ANSWERED;
     }
     exchange.outcome = RequestOutcome.FRESH;
     buffered.writeTo(response);

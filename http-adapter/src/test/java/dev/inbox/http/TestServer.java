@@ -42,6 +42,8 @@ import org.eclipse.jetty.server.ServerConnector;
  *   <li>{@code ?fail=throw}, or the header {@code X-Fail: throw}: writes, then throws
  *   <li>{@code ?fail=serialization}: writes, then PostgreSQL raises a serialization failure (40001)
  *       in the inbox transaction, which the servlet throws on
+ *   <li>{@code X-Fail: swallow}: writes, then catches an SQL error without a savepoint, which
+ *       leaves the inbox transaction aborted, and answers 201
  *   <li>{@code ?fail=commit}: writes, then tries to commit the inbox transaction itself
  *   <li>{@code ?redirect=N}: writes, then answers N with a {@code Location} (302 through {@code
  *       sendRedirect})
@@ -223,6 +225,9 @@ final class TestServer implements AutoCloseable {
           throw new IOException(e);
         }
       }
+      if ("swallow".equals(fail)) {
+        swallowDuplicateError(request);
+      }
       if ("commit".equals(fail)) {
         try {
           IdempotentRequests.connection(request).commit();
@@ -258,6 +263,20 @@ final class TestServer implements AutoCloseable {
               + IdempotentRequests.scope(request).orElse("nobody")
               + " in run "
               + run);
+    }
+
+    /**
+     * Catches a unique violation ("already booked") and carries on, with no savepoint: PostgreSQL
+     * has aborted the inbox transaction, and commits none of it.
+     */
+    private void swallowDuplicateError(HttpServletRequest request) {
+      try (Statement statement = IdempotentRequests.connection(request).createStatement()) {
+        statement.execute(
+            "DO $$ BEGIN RAISE EXCEPTION 'already booked' USING ERRCODE = 'unique_violation';"
+                + " END $$");
+      } catch (SQLException alreadyBooked) {
+        // The idiom under test: the error is taken for "nothing to do".
+      }
     }
 
     private void write(HttpServletRequest request, String key, long amount) throws SQLException {
