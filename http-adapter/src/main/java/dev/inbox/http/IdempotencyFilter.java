@@ -63,11 +63,11 @@ import org.slf4j.LoggerFactory;
  *       The same key with another fingerprint gets 422.
  *   <li>A first request runs the application. A response whose status is stored (2xx, 301 to 303
  *       and 4xx by default) is recorded and, in {@link Mode#TRANSACTIONAL} mode, committed together
- *       with the application's writes; only then is it sent. Any other status, an exception, or a
- *       transaction that an SQL error the handler caught had aborted (answered 500), rolls the
- *       writes back and records a failure, so that the client's retry runs again (a deadlock,
- *       serialization failure or lost connection is not counted as one). In transactional mode the
- *       key's record is written once, with the response, when it commits ({@link
+ *       with the application's writes; only then is it sent. Any other status, an exception or
+ *       {@link Error}, or a transaction that an SQL error the handler caught had aborted (answered
+ *       500), rolls the writes back and records a failure, so that the client's retry runs again (a
+ *       deadlock, serialization failure or lost connection is not counted as one). In transactional
+ *       mode the key's record is written once, with the response, when it commits ({@link
  *       Inbox#reserveAtStart}); should a message consumer record the same key first, the
  *       application's writes are rolled back and the request gets that consumer's outcome.
  *   <li>A retry gets the stored status, allow-listed headers and body, with {@code
@@ -666,7 +666,8 @@ public final class IdempotencyFilter implements Filter {
     request.setAttribute(IdempotentRequests.CONNECTION_ATTRIBUTE, GuardedConnection.wrap(tx));
     try {
       runChain(request, buffered, chain, exchange);
-    } catch (IOException | ServletException | RuntimeException e) {
+    } catch (Throwable e) {
+      // An Error (a StackOverflowError, say) fails the attempt like any exception.
       rollbackQuietly(tx);
       if (TransientFailures.isTransient(e)) {
         // A deadlock, serialization failure or lost connection says nothing about the request:
@@ -744,7 +745,9 @@ public final class IdempotencyFilter implements Filter {
     BufferedResponse buffered = new BufferedResponse(response);
     try {
       runChain(keyed.request(), buffered, chain, exchange);
-    } catch (IOException | ServletException | RuntimeException e) {
+    } catch (Throwable e) {
+      // An Error (a StackOverflowError, say) fails the lease like any exception, rather than
+      // holding the key until the lease ends.
       exchange.outcome = RequestOutcome.RELEASED;
       try {
         inbox.fail(lease, "the handler threw " + e);

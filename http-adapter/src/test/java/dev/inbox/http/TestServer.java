@@ -40,6 +40,7 @@ import org.eclipse.jetty.server.ServerConnector;
  *   <li>{@code ?fail=500}, or the header {@code X-Fail: 500} (not in the fingerprint, so that a
  *       retry is the same request): writes, then answers 500
  *   <li>{@code ?fail=throw}, or the header {@code X-Fail: throw}: writes, then throws
+ *   <li>{@code X-Fail: error}: writes, then throws a {@link StackOverflowError}
  *   <li>{@code ?fail=serialization}: writes, then PostgreSQL raises a serialization failure (40001)
  *       in the inbox transaction, which the servlet throws on
  *   <li>{@code X-Fail: swallow}: writes, then catches an SQL error without a savepoint, which
@@ -215,6 +216,9 @@ final class TestServer implements AutoCloseable {
       }
       if ("throw".equals(fail)) {
         throw new IllegalStateException("the handler broke after its write");
+      }
+      if ("error".equals(fail)) {
+        throw new StackOverflowError("the handler recursed too deep after its write");
       }
       if ("serialization".equals(fail)) {
         try (Statement statement = IdempotentRequests.connection(request).createStatement()) {
