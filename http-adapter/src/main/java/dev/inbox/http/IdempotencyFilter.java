@@ -15,6 +15,7 @@ import dev.inbox.http.micrometer.MicrometerIdempotencyListener;
 import dev.inbox.http.spi.IdempotencyListener;
 import dev.inbox.http.spi.RequestOutcome;
 import io.micrometer.core.instrument.MeterRegistry;
+import jakarta.servlet.DispatcherType;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
@@ -30,6 +31,7 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Collections;
+import java.util.EnumSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -98,6 +100,12 @@ import org.slf4j.LoggerFactory;
  * guess turns the key {@code xch-é-1} that a message consumer records into another key over HTTP,
  * and one payment into two. Payment APIs such as Stripe's ask for UUIDs or similar ASCII keys, and
  * a client that sends anything else is told at once, before anything is claimed.
+ *
+ * <p>Register the filter for REQUEST dispatches (Spring Boot's default). Registered for more, it
+ * decides a FORWARD on the path forwarded to and an INCLUDE on the included path (the container
+ * then ignores the status and headers of its answer, as of any include), unless a pass of the
+ * filter already protects the request: a forward or include inside a protected request passes
+ * through, as do ERROR and ASYNC dispatches, which are never new requests.
  *
  * <p>Asynchronous servlets ({@code startAsync}) are not supported behind this filter: the response
  * must be complete when the chain returns. A request that starts async processing is treated as a
@@ -191,6 +199,23 @@ public final class IdempotencyFilter implements Filter {
           "www-authenticate",
           "proxy-authenticate",
           "cookie");
+
+  /**
+   * The dispatches the filter decides on. An ERROR dispatch carries the error page of a request
+   * that failed, and an ASYNC one the rest of a request whose handler went async: neither is a new
+   * request to claim.
+   */
+  private static final Set<DispatcherType> PROTECTED_DISPATCHES =
+      Collections.unmodifiableSet(
+          EnumSet.of(DispatcherType.REQUEST, DispatcherType.FORWARD, DispatcherType.INCLUDE));
+
+  /**
+   * Marks a request that a pass of the filter protects, so that a forward or include inside it,
+   * which would otherwise wait on its own key and store the 409 as the key's answer, passes
+   * through.
+   */
+  private static final String PROTECTING_ATTRIBUTE =
+      IdempotencyFilter.class.getName() + ".protecting";
 
   /** PostgreSQL's in_failed_sql_transaction: an earlier error aborted the transaction. */
   private static final String IN_FAILED_SQL_TRANSACTION = "25P02";
@@ -292,7 +317,9 @@ public final class IdempotencyFilter implements Filter {
       throws IOException, ServletException {
     if (!(req instanceof HttpServletRequest request)
         || !(res instanceof HttpServletResponse response)
-        || !methods.contains(request.getMethod().toUpperCase(Locale.ROOT))) {
+        || !methods.contains(request.getMethod().toUpperCase(Locale.ROOT))
+        || !PROTECTED_DISPATCHES.contains(request.getDispatcherType())
+        || request.getAttribute(PROTECTING_ATTRIBUTE) != null) {
       chain.doFilter(req, res);
       return;
     }
@@ -421,6 +448,7 @@ public final class IdempotencyFilter implements Filter {
     buffered.setAttribute(IdempotentRequests.SCOPE_ATTRIBUTE, scope);
     buffered.setAttribute(IdempotentRequests.KEY_ATTRIBUTE, key);
     KeyedRequest keyed = new KeyedRequest(buffered, scope, key, fingerprint(buffered, path));
+    buffered.setAttribute(PROTECTING_ATTRIBUTE, Boolean.TRUE);
     try {
       handle(keyed, response, chain, exchange);
     } catch (IOException | ServletException | RuntimeException e) {
@@ -442,6 +470,8 @@ public final class IdempotencyFilter implements Filter {
         throw e;
       }
       answerFailure(keyed, response, e, exchange);
+    } finally {
+      buffered.removeAttribute(PROTECTING_ATTRIBUTE);
     }
   }
 

@@ -1,5 +1,7 @@
 package dev.inbox.http;
 
+import jakarta.servlet.DispatcherType;
+import jakarta.servlet.RequestDispatcher;
 import jakarta.servlet.http.HttpServletRequest;
 import java.util.Locale;
 
@@ -7,8 +9,10 @@ import java.util.Locale;
  * The path inside the application that the container routes a request on: the servlet path plus the
  * path info, which a Servlet 6 container has decoded, stripped of {@code ;} parameters and
  * normalised (section 3.5.2), so that {@code /%70ayments}, {@code /payments;x=1} and {@code
- * /a/../payments} are all {@code /payments}. The raw request URI is never used: the servlet behind
- * those spellings is the one at {@code /payments}, and so must be the filter's decision.
+ * /a/../payments} are all {@code /payments}. The raw request URI never decides it: the servlet
+ * behind those spellings is the one at {@code /payments}, and so must be the filter's decision.
+ * During a forward the servlet path is the forward's target; during an include it is the including
+ * servlet's, so the included one's is read from the include attributes.
  */
 final class RoutedPath {
   private static final String SESSION_ID = "jsessionid=";
@@ -23,8 +27,15 @@ final class RoutedPath {
   static String of(HttpServletRequest request) {
     String path;
     try {
-      String servletPath = request.getServletPath();
-      String pathInfo = request.getPathInfo();
+      boolean include = request.getDispatcherType() == DispatcherType.INCLUDE;
+      String servletPath =
+          include
+              ? (String) request.getAttribute(RequestDispatcher.INCLUDE_SERVLET_PATH)
+              : request.getServletPath();
+      String pathInfo =
+          include
+              ? (String) request.getAttribute(RequestDispatcher.INCLUDE_PATH_INFO)
+              : request.getPathInfo();
       path = (servletPath == null ? "" : servletPath) + (pathInfo == null ? "" : pathInfo);
     } catch (IllegalArgumentException e) {
       return null;
@@ -44,7 +55,10 @@ final class RoutedPath {
    * belongs to the container: both are left out.
    */
   static String parameters(HttpServletRequest request) {
-    String raw = request.getRequestURI();
+    String raw =
+        request.getDispatcherType() == DispatcherType.INCLUDE
+            ? (String) request.getAttribute(RequestDispatcher.INCLUDE_REQUEST_URI)
+            : request.getRequestURI();
     if (raw == null || raw.indexOf(';') < 0) {
       return "";
     }
