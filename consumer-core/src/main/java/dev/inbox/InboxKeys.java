@@ -60,6 +60,74 @@ public final class InboxKeys {
     return null;
   }
 
+  /**
+   * The key that an {@code Idempotency-Key} header value names, wherever the header arrives: an
+   * HTTP request, or a Kafka record or AMQP message that a gateway copied it into, so that one
+   * payment is one key on every channel. The draft (draft-ietf-httpapi-idempotency-key-header)
+   * makes the value an RFC 8941 string, {@code "q-1"}, which is unquoted, with its {@code \"} and
+   * {@code \\} escapes; a bare value, as most clients send, is taken as it is ({@code q-1} and
+   * {@code "q-1"} are the same key). Spaces and tabs around either are trimmed. The key must then
+   * follow this class's rules.
+   *
+   * @throws InvalidKeyException naming the rule broken: a value that starts with a double quote but
+   *     is not a well-formed quoted string, or a key that breaks a rule of {@link #brokenRule}
+   */
+  public static String fromIdempotencyKeyHeader(String value) {
+    if (value == null) {
+      throw new InvalidKeyException("key", null, "must not be null");
+    }
+    int start = 0;
+    int end = value.length();
+    while (start < end && isSpaceOrTab(value.charAt(start))) {
+      start++;
+    }
+    while (end > start && isSpaceOrTab(value.charAt(end - 1))) {
+      end--;
+    }
+    String trimmed = value.substring(start, end);
+    String key = trimmed.startsWith("\"") ? unquote(value, trimmed) : trimmed;
+    return validateKey(key);
+  }
+
+  private static boolean isSpaceOrTab(char c) {
+    return c == ' ' || c == '\t';
+  }
+
+  private static String unquote(String value, String quoted) {
+    if (quoted.length() < 2 || !quoted.endsWith("\"")) {
+      throw new InvalidKeyException(
+          "key",
+          value,
+          "must end with a double quote when it starts with one (a structured-field string)");
+    }
+    StringBuilder key = new StringBuilder();
+    for (int i = 1; i < quoted.length() - 1; i++) {
+      char c = quoted.charAt(i);
+      if (c == '\\') {
+        if (i + 1 >= quoted.length() - 1) {
+          throw new InvalidKeyException(
+              "key", value, "must not end with a backslash inside its double quotes");
+        }
+        char escaped = quoted.charAt(++i);
+        if (escaped != '"' && escaped != '\\') {
+          throw new InvalidKeyException(
+              "key",
+              value,
+              "may escape only \\\" and \\\\ inside its double quotes, but escapes '"
+                  + escaped
+                  + "'");
+        }
+        key.append(escaped);
+      } else if (c == '"') {
+        throw new InvalidKeyException(
+            "key", value, "must escape a double quote inside its double quotes as \\\"");
+      } else {
+        key.append(c);
+      }
+    }
+    return key.toString();
+  }
+
   private static String validate(String field, String value) {
     String rule = brokenRule(value);
     if (rule != null) {

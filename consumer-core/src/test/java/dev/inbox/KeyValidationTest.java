@@ -3,6 +3,8 @@ package dev.inbox;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.stream.Stream;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -72,5 +74,48 @@ class KeyValidationTest extends InboxTestSupport {
     assertThat(inbox.find("s", emoji)).isPresent();
     assertThat(inboxRows()).isEqualTo(2);
     assertThat(InboxKeys.brokenRule("x".repeat(255))).isNull();
+  }
+
+  @org.junit.jupiter.api.Test
+  void an_idempotency_key_header_names_the_same_key_quoted_or_bare() {
+    assertThat(InboxKeys.fromIdempotencyKeyHeader("q-1")).isEqualTo("q-1");
+    assertThat(InboxKeys.fromIdempotencyKeyHeader("\"q-1\"")).isEqualTo("q-1");
+    assertThat(InboxKeys.fromIdempotencyKeyHeader(" \t\"q-1\" ")).isEqualTo("q-1");
+    assertThat(InboxKeys.fromIdempotencyKeyHeader("  q-1\t")).isEqualTo("q-1");
+    assertThat(InboxKeys.fromIdempotencyKeyHeader("\"a\\\"b\\\\c\"")).isEqualTo("a\"b\\c");
+    assertThat(InboxKeys.fromIdempotencyKeyHeader("a\"b"))
+        .as("a bare value as is")
+        .isEqualTo("a\"b");
+    assertThat(InboxKeys.fromIdempotencyKeyHeader("\"xch-\u00e9-1\""))
+        .isEqualTo(InboxKeys.fromIdempotencyKeyHeader("xch-\u00e9-1"))
+        .isEqualTo("xch-\u00e9-1");
+  }
+
+  @org.junit.jupiter.api.Test
+  void an_idempotency_key_header_that_names_no_valid_key_is_rejected_with_the_rule() {
+    Map<String, String> rules = new LinkedHashMap<>();
+    rules.put("", "must not be empty");
+    rules.put("\"\"", "must not be empty");
+    rules.put("\" \"", "must not be blank");
+    rules.put("\"abc", "must end with a double quote when it starts with one");
+    rules.put("\"", "must end with a double quote when it starts with one");
+    rules.put("\"a\"b\"", "must escape a double quote inside its double quotes");
+    rules.put("\"a\\nb\"", "may escape only");
+    rules.put("\"ab\\\"", "must not end with a backslash inside its double quotes");
+    rules.put("\u0001q-1", "must not contain control characters, but has U+0001 at index 0");
+    rules.put("\"" + "x".repeat(256) + "\"", "must be at most 255 characters");
+    rules.forEach(
+        (value, rule) ->
+            assertThatThrownBy(() -> InboxKeys.fromIdempotencyKeyHeader(value))
+                .as(value)
+                .isInstanceOfSatisfying(
+                    InvalidKeyException.class,
+                    e -> {
+                      assertThat(e.field()).isEqualTo("key");
+                      assertThat(e.rule()).startsWith(rule);
+                    }));
+    assertThatThrownBy(() -> InboxKeys.fromIdempotencyKeyHeader(null))
+        .isInstanceOf(InvalidKeyException.class)
+        .hasMessageContaining("must not be null");
   }
 }

@@ -34,13 +34,15 @@ final class BufferedResponse extends HttpServletResponseWrapper {
 
   private final ByteArrayOutputStream body = new ByteArrayOutputStream();
   private final Map<String, List<String>> headers = new TreeMap<>(String.CASE_INSENSITIVE_ORDER);
-  private int status = SC_OK;
+  private int status;
   private String characterEncoding;
   private PrintWriter writer;
   private ServletOutputStream stream;
 
   BufferedResponse(HttpServletResponse response) {
     super(response);
+    // Whatever the response already says (a dispatch may come with a status), not a made-up 200.
+    status = response.getStatus();
   }
 
   @Override

@@ -3,7 +3,9 @@ package dev.inbox.http;
 import dev.inbox.Claim;
 import dev.inbox.Fingerprints;
 import dev.inbox.Inbox;
+import dev.inbox.InboxDatabaseException;
 import dev.inbox.InboxKeys;
+import dev.inbox.LeaseLostException;
 import dev.inbox.LeaseToken;
 import dev.inbox.Reservation;
 import dev.inbox.ReservationLostException;
@@ -13,6 +15,7 @@ import dev.inbox.http.micrometer.MicrometerIdempotencyListener;
 import dev.inbox.http.spi.IdempotencyListener;
 import dev.inbox.http.spi.RequestOutcome;
 import io.micrometer.core.instrument.MeterRegistry;
+import jakarta.servlet.DispatcherType;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
@@ -28,6 +31,7 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Collections;
+import java.util.EnumSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -35,6 +39,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
 import java.util.function.IntPredicate;
 import java.util.function.Predicate;
 import java.util.stream.Collectors;
@@ -55,13 +60,14 @@ import org.slf4j.LoggerFactory;
  *       ScopeResolver scope} gets 401; a body over {@link Builder#maxRequestBody} gets 413. Each
  *       carries an RFC 9457 {@code application/problem+json} body whose {@code rule} member names
  *       the rule that failed.
- *   <li>The key is claimed as (scope, key) with a SHA-256 fingerprint over the method, path, query,
- *       content type, body and the configured headers. The same key with another fingerprint gets
- *       422.
+ *   <li>The key is claimed as (scope, key) with a SHA-256 fingerprint over the method, path (with
+ *       the raw path's {@code ;} parameters), query, content type, body and the configured headers.
+ *       The same key with another fingerprint gets 422.
  *   <li>A first request runs the application. A response whose status is stored (2xx, 301 to 303
  *       and 4xx by default) is recorded and, in {@link Mode#TRANSACTIONAL} mode, committed together
- *       with the application's writes; only then is it sent. Any other status, or an exception,
- *       rolls the writes back and records a failure, so that the client's retry runs again (a
+ *       with the application's writes; only then is it sent. Any other status, an exception or
+ *       {@link Error}, or a transaction that an SQL error the handler caught had aborted (answered
+ *       500), rolls the writes back and records a failure, so that the client's retry runs again (a
  *       deadlock, serialization failure or lost connection is not counted as one). In transactional
  *       mode the key's record is written once, with the response, when it commits ({@link
  *       Inbox#reserveAtStart}); should a message consumer record the same key first, the
@@ -76,8 +82,13 @@ import org.slf4j.LoggerFactory;
  *   <li>When the filter's own work fails, the client gets problem details that name no exception,
  *       SQL, host or port, and the log gets the detail: 503 with {@code Retry-After} ({@link
  *       Builder#unavailableRetryAfter}) when the database is unreachable, its pool exhausted or the
- *       connection lost, 500 otherwise. An exception thrown by the application goes on to the
- *       container's error handling, as without the filter (after the rollback and release).
+ *       connection lost, 500 otherwise. In leased mode, a handler that has answered gets its answer
+ *       sent even when its result cannot be recorded (see {@link Mode#LEASED}). A handler that
+ *       fails on the database (what {@link TransientFailures#isTransient} tells apart: a lost
+ *       connection, a serialization failure, a deadlock) gets 503 the same way, with the rule
+ *       {@code database-unavailable} or {@code transaction-conflict}. Any other exception thrown by
+ *       the application goes on to the container's error handling, as without the filter (after the
+ *       rollback and release).
  * </ul>
  *
  * <p>A key must be printable ASCII, and any other byte in the header gets 400 with the rule {@code
@@ -89,6 +100,12 @@ import org.slf4j.LoggerFactory;
  * guess turns the key {@code xch-é-1} that a message consumer records into another key over HTTP,
  * and one payment into two. Payment APIs such as Stripe's ask for UUIDs or similar ASCII keys, and
  * a client that sends anything else is told at once, before anything is claimed.
+ *
+ * <p>Register the filter for REQUEST dispatches (Spring Boot's default). Registered for more, it
+ * decides a FORWARD on the path forwarded to and an INCLUDE on the included path (the container
+ * then ignores the status and headers of its answer, as of any include), unless a pass of the
+ * filter already protects the request: a forward or include inside a protected request passes
+ * through, as do ERROR and ASYNC dispatches, which are never new requests.
  *
  * <p>Asynchronous servlets ({@code startAsync}) are not supported behind this filter: the response
  * must be complete when the chain returns. A request that starts async processing is treated as a
@@ -125,6 +142,12 @@ public final class IdempotencyFilter implements Filter {
 
   /** A 503 for an unavailable database asks the client to retry after 5 seconds. */
   public static final Duration DEFAULT_UNAVAILABLE_RETRY_AFTER = Duration.ofSeconds(5);
+
+  /**
+   * A leased request whose result cannot be recorded retries recording it for at most 10 seconds
+   * (and never past its lease).
+   */
+  public static final Duration DEFAULT_COMPLETION_RETRY = Duration.ofSeconds(10);
 
   /**
    * Defaults to storing 2xx, 4xx, and the redirects that end a request (301, 302 and 303: the
@@ -177,7 +200,28 @@ public final class IdempotencyFilter implements Filter {
           "proxy-authenticate",
           "cookie");
 
+  /**
+   * The dispatches the filter decides on. An ERROR dispatch carries the error page of a request
+   * that failed, and an ASYNC one the rest of a request whose handler went async: neither is a new
+   * request to claim.
+   */
+  private static final Set<DispatcherType> PROTECTED_DISPATCHES =
+      Collections.unmodifiableSet(
+          EnumSet.of(DispatcherType.REQUEST, DispatcherType.FORWARD, DispatcherType.INCLUDE));
+
+  /**
+   * Marks a request that a pass of the filter protects, so that a forward or include inside it,
+   * which would otherwise wait on its own key and store the 409 as the key's answer, passes
+   * through.
+   */
+  private static final String PROTECTING_ATTRIBUTE =
+      IdempotencyFilter.class.getName() + ".protecting";
+
+  /** PostgreSQL's in_failed_sql_transaction: an earlier error aborted the transaction. */
+  private static final String IN_FAILED_SQL_TRANSACTION = "25P02";
+
   private static final long POLL_MILLIS = 50;
+  private static final long MAX_COMPLETION_BACKOFF_MILLIS = 1000;
   private static final Logger log = LoggerFactory.getLogger(IdempotencyFilter.class);
 
   /** Where the handler's effects live. */
@@ -192,6 +236,14 @@ public final class IdempotencyFilter implements Filter {
      * and completed or failed after the handler. A crashed server's key is taken over when its
      * lease ({@code InboxSettings.leaseDuration}) expires; until then retries get 409. The lease is
      * not renewed, so a handler must finish within it.
+     *
+     * <p>Once the handler has answered with a stored status, its effect has happened, and the
+     * client gets that answer even when the result cannot be recorded: recording is retried while
+     * the database is unavailable, for up to {@link Builder#completionRetry} and never past the
+     * lease, and if it still fails, the failure is logged at ERROR with the scope and key and
+     * counted as {@link RequestOutcome#NOT_RECORDED}. The key then stays in progress until its
+     * lease ends, and a retry after that runs the handler again: an answer that told the client to
+     * retry would make that certain.
      */
     LEASED
   }
@@ -208,6 +260,7 @@ public final class IdempotencyFilter implements Filter {
   private final Duration inFlightWait;
   private final Duration retryAfter;
   private final Duration unavailableRetryAfter;
+  private final Duration completionRetry;
   private final IntPredicate storedStatuses;
   private final Set<String> replayedHeaders;
   private final int maxStoredBody;
@@ -228,6 +281,7 @@ public final class IdempotencyFilter implements Filter {
     this.inFlightWait = b.inFlightWait;
     this.retryAfter = b.retryAfter;
     this.unavailableRetryAfter = b.unavailableRetryAfter;
+    this.completionRetry = b.completionRetry;
     this.storedStatuses = b.storedStatuses;
     TreeSet<String> replayed = new TreeSet<>(String.CASE_INSENSITIVE_ORDER);
     replayed.addAll(b.replayedHeaders);
@@ -263,7 +317,9 @@ public final class IdempotencyFilter implements Filter {
       throws IOException, ServletException {
     if (!(req instanceof HttpServletRequest request)
         || !(res instanceof HttpServletResponse response)
-        || !methods.contains(request.getMethod().toUpperCase(Locale.ROOT))) {
+        || !methods.contains(request.getMethod().toUpperCase(Locale.ROOT))
+        || !PROTECTED_DISPATCHES.contains(request.getDispatcherType())
+        || request.getAttribute(PROTECTING_ATTRIBUTE) != null) {
       chain.doFilter(req, res);
       return;
     }
@@ -392,16 +448,62 @@ public final class IdempotencyFilter implements Filter {
     buffered.setAttribute(IdempotentRequests.SCOPE_ATTRIBUTE, scope);
     buffered.setAttribute(IdempotentRequests.KEY_ATTRIBUTE, key);
     KeyedRequest keyed = new KeyedRequest(buffered, scope, key, fingerprint(buffered, path));
+    buffered.setAttribute(PROTECTING_ATTRIBUTE, Boolean.TRUE);
     try {
       handle(keyed, response, chain, exchange);
-    } catch (ServletException | RuntimeException e) {
+    } catch (IOException | ServletException | RuntimeException e) {
       // The handler's own exceptions go to the container's error handling, as they would without
-      // the filter; the filter's failures (the database's, mostly) are answered here.
-      if (e == exchange.handlerFailure || response.isCommitted()) {
+      // the filter, unless the database failed it in passing; the filter's failures (the
+      // database's, mostly) are answered here. An IOException of the filter's own is the client's
+      // connection failing, with nobody left to answer.
+      if (response.isCommitted()) {
+        throw e;
+      }
+      if (e == exchange.handlerFailure) {
+        if (!TransientFailures.isTransient(e)) {
+          throw e;
+        }
+        answerTransientHandlerFailure(keyed, response, e);
+        return;
+      }
+      if (e instanceof IOException) {
         throw e;
       }
       answerFailure(keyed, response, e, exchange);
+    } finally {
+      buffered.removeAttribute(PROTECTING_ATTRIBUTE);
     }
+  }
+
+  /**
+   * Answers a handler that failed on the database: a lost connection or server, a serialization
+   * failure, a deadlock or a lock wait past the lock timeout. None of them is the request's fault,
+   * and the client's retry may well succeed, so it gets 503 with {@code Retry-After}, and problem
+   * details that name no exception or SQL, instead of the container's error page.
+   */
+  private void answerTransientHandlerFailure(
+      KeyedRequest keyed, HttpServletResponse response, Exception e) throws IOException {
+    response.reset();
+    boolean unavailable = TransientFailures.isConnectionFailure(e);
+    long seconds = Math.max(1, (unavailable ? unavailableRetryAfter : retryAfter).toSeconds());
+    log.warn(
+        "the handler of the request with key {} in scope {} failed on the database; nothing was"
+            + " committed, answered 503",
+        InboxKeys.describe(keyed.key()),
+        InboxKeys.describe(keyed.scope()),
+        e);
+    response.setHeader("Retry-After", Long.toString(seconds));
+    Problems.send(
+        response,
+        503,
+        unavailable ? "database-unavailable" : "transaction-conflict",
+        (unavailable
+                ? "the database behind this service is unavailable"
+                : "the request conflicted with another one running at the same time")
+            + "; nothing was committed; retry after "
+            + seconds
+            + " s with the same "
+            + headerName);
   }
 
   /**
@@ -437,13 +539,13 @@ public final class IdempotencyFilter implements Filter {
           InboxKeys.describe(keyed.key()),
           InboxKeys.describe(keyed.scope()),
           e);
-      Problems.send(
-          response,
-          500,
-          "internal-error",
-          "the request failed with an internal error, which was logged; retry with the same "
-              + headerName);
+      Problems.send(response, 500, "internal-error", internalErrorDetail());
     }
+  }
+
+  private String internalErrorDetail() {
+    return "the request failed with an internal error, which was logged; retry with the same "
+        + headerName;
   }
 
   /**
@@ -594,7 +696,8 @@ public final class IdempotencyFilter implements Filter {
     request.setAttribute(IdempotentRequests.CONNECTION_ATTRIBUTE, GuardedConnection.wrap(tx));
     try {
       runChain(request, buffered, chain, exchange);
-    } catch (IOException | ServletException | RuntimeException e) {
+    } catch (Throwable e) {
+      // An Error (a StackOverflowError, say) fails the attempt like any exception.
       rollbackQuietly(tx);
       if (TransientFailures.isTransient(e)) {
         // A deadlock, serialization failure or lost connection says nothing about the request:
@@ -623,6 +726,29 @@ public final class IdempotencyFilter implements Filter {
           InboxKeys.describe(keyed.key()),
           e);
       return Attempt.LOST;
+    } catch (InboxDatabaseException e) {
+      if (!IN_FAILED_SQL_TRANSACTION.equals(e.sqlState())) {
+        throw e;
+      }
+      // Nothing committed, so the answer would be a lie; the handler failed, as if it had thrown.
+      tx.rollback();
+      log.error(
+          "the handler of the request with key {} in scope {} answered {}, but an SQL error it"
+              + " caught had aborted the transaction, so nothing was committed; answered 500 and"
+              + " counted a failed attempt. Roll back to a savepoint after an error the handler"
+              + " means to survive, or let the error propagate",
+          InboxKeys.describe(keyed.key()),
+          InboxKeys.describe(keyed.scope()),
+          status,
+          e);
+      release(
+          reservation,
+          "the handler answered " + status + " on a transaction that an SQL error had aborted",
+          exchange);
+      BufferedResponse internalError = new BufferedResponse(response);
+      Problems.send(internalError, 500, "internal-error", internalErrorDetail());
+      exchange.unstoredAnswer = internalError;
+      return Attempt.ANSWERED;
     }
     exchange.outcome = RequestOutcome.FRESH;
     buffered.writeTo(response);
@@ -633,6 +759,8 @@ public final class IdempotencyFilter implements Filter {
   private Attempt withLease(
       KeyedRequest keyed, HttpServletResponse response, FilterChain chain, Exchange exchange)
       throws IOException, ServletException {
+    // The lease starts in the claim's transaction, so it ends no earlier than this.
+    long leaseEnd = System.nanoTime() + inbox.settings().leaseDuration().toNanos();
     Claim claim = inbox.claimLease(keyed.scope(), keyed.key(), keyed.fingerprint());
     if (!claim.isNew()) {
       return answeredOrInFlight(answerExisting(claim, response, exchange));
@@ -647,7 +775,9 @@ public final class IdempotencyFilter implements Filter {
     BufferedResponse buffered = new BufferedResponse(response);
     try {
       runChain(keyed.request(), buffered, chain, exchange);
-    } catch (IOException | ServletException | RuntimeException e) {
+    } catch (Throwable e) {
+      // An Error (a StackOverflowError, say) fails the lease like any exception, rather than
+      // holding the key until the lease ends.
       exchange.outcome = RequestOutcome.RELEASED;
       try {
         inbox.fail(lease, "the handler threw " + e);
@@ -659,14 +789,74 @@ public final class IdempotencyFilter implements Filter {
     }
     int status = buffered.getStatus();
     if (storedStatuses.test(status)) {
-      inbox.complete(lease, stored(buffered));
-      exchange.outcome = RequestOutcome.FRESH;
+      exchange.outcome =
+          completeLease(lease, stored(buffered), leaseEnd)
+              ? RequestOutcome.FRESH
+              : RequestOutcome.NOT_RECORDED;
     } else {
       exchange.outcome = RequestOutcome.RELEASED;
       inbox.fail(lease, "the handler answered " + status);
     }
     buffered.writeTo(response);
     return Attempt.ANSWERED;
+  }
+
+  /**
+   * Records a leased request's result, retrying with backoff while the database is unavailable, for
+   * at most {@code completionRetry} and never past the lease, after which another request may own
+   * the key. The handler's effect has happened either way, so its answer is sent even when this
+   * fails: a 503 would send the client back, and its retry would run the effect again once the
+   * lease ends.
+   *
+   * @return false when the result could not be recorded
+   */
+  private boolean completeLease(LeaseToken lease, StoredResult result, long leaseEnd) {
+    long deadline = System.nanoTime() + completionRetry.toNanos();
+    if (leaseEnd - deadline < 0) {
+      deadline = leaseEnd;
+    }
+    long backoffMillis = POLL_MILLIS;
+    while (true) {
+      try {
+        inbox.complete(lease, result);
+        return true;
+      } catch (LeaseLostException e) {
+        log.error(
+            "the result of key {} in scope {} could not be recorded: the handler outlasted its"
+                + " lease, which another request took over and may run the handler again; its"
+                + " answer was sent",
+            InboxKeys.describe(lease.key()),
+            InboxKeys.describe(lease.scope()),
+            e);
+        return false;
+      } catch (RuntimeException e) {
+        boolean retryable = DatabaseFailures.isUnavailable(e) || TransientFailures.isTransient(e);
+        if (!retryable
+            || System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(backoffMillis) - deadline >= 0
+            || !pause(backoffMillis)) {
+          log.error(
+              "the result of key {} in scope {} could not be recorded: the handler ran and its"
+                  + " answer was sent, but the key stays in progress until its lease ends, and a"
+                  + " retry after that would run it again",
+              InboxKeys.describe(lease.key()),
+              InboxKeys.describe(lease.scope()),
+              e);
+          return false;
+        }
+        backoffMillis = Math.min(backoffMillis * 2, MAX_COMPLETION_BACKOFF_MILLIS);
+      }
+    }
+  }
+
+  /** Sleeps; false when interrupted (the flag restored). */
+  private static boolean pause(long millis) {
+    try {
+      Thread.sleep(millis);
+      return true;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    }
   }
 
   private static void runChain(
@@ -807,14 +997,18 @@ public final class IdempotencyFilter implements Filter {
   }
 
   /**
-   * The path is the one the container routes on, behind the context's own path: the request URI
-   * exactly when the client sent the path in its plain form, so that such requests keep the
-   * fingerprints they had when the raw request URI was used.
+   * The path is the one the container routes on, behind the context's own path, followed by the raw
+   * path's {@code ;} parameters when it has any: the request URI exactly when the client sent the
+   * path in its plain form, so that such requests keep the fingerprints they had when the raw
+   * request URI was used.
    */
   private byte[] fingerprint(BufferedRequest request, String path) {
     MessageDigest digest = Fingerprints.newDigest();
     update(digest, request.getMethod().toUpperCase(Locale.ROOT));
-    update(digest, request.getServletContext().getContextPath() + path);
+    update(
+        digest,
+        fingerprintPath(
+            request.getServletContext().getContextPath() + path, RoutedPath.parameters(request)));
     update(digest, Objects.toString(request.getQueryString(), ""));
     update(digest, Objects.toString(request.getContentType(), ""));
     for (String header : fingerprintHeaders) {
@@ -823,6 +1017,18 @@ public final class IdempotencyFilter implements Filter {
     }
     digest.update(request.body());
     return digest.digest();
+  }
+
+  /**
+   * The decoded path with its own {@code ;} and {@code %} escaped (a path rarely has them), so that
+   * the first {@code ;} starts the parameters, and no path without them reads as one with them.
+   */
+  private static String fingerprintPath(String path, String parameters) {
+    String escaped =
+        path.indexOf('%') < 0 && path.indexOf(';') < 0
+            ? path
+            : path.replace("%", "%25").replace(";", "%3B");
+    return parameters.isEmpty() ? escaped : escaped + ";" + parameters;
   }
 
   // Each part ends with a zero byte, so that no two different requests feed the same bytes.
@@ -856,6 +1062,7 @@ public final class IdempotencyFilter implements Filter {
     private Duration inFlightWait = DEFAULT_IN_FLIGHT_WAIT;
     private Duration retryAfter = DEFAULT_RETRY_AFTER;
     private Duration unavailableRetryAfter = DEFAULT_UNAVAILABLE_RETRY_AFTER;
+    private Duration completionRetry = DEFAULT_COMPLETION_RETRY;
     private IntPredicate storedStatuses = DEFAULT_STORED_STATUSES;
     private Set<String> replayedHeaders = DEFAULT_REPLAYED_HEADERS;
     private int maxStoredBody = DEFAULT_MAX_STORED_BODY;
@@ -905,8 +1112,9 @@ public final class IdempotencyFilter implements Filter {
      * Which paths the filter applies to, tested on the path the container routes on: the servlet
      * path and path info, decoded and normalised, without the context path ({@code /payments} for
      * {@code /app/%70ayments;v=1} or {@code /app/a/../payments}). The fingerprint uses the same
-     * path. A request whose path the container cannot decode unambiguously gets 400 (rule {@code
-     * path-ambiguous}) for the filter's methods, whatever the predicate. Defaults to every path.
+     * path, and the raw path's {@code ;} parameters besides. A request whose path the container
+     * cannot decode unambiguously gets 400 (rule {@code path-ambiguous}) for the filter's methods,
+     * whatever the predicate. Defaults to every path.
      */
     public Builder paths(Predicate<String> paths) {
       this.paths = Objects.requireNonNull(paths, "paths must not be null");
@@ -1012,6 +1220,22 @@ public final class IdempotencyFilter implements Filter {
             "unavailableRetryAfter must be positive, but was " + retryAfter);
       }
       this.unavailableRetryAfter = retryAfter;
+      return this;
+    }
+
+    /**
+     * {@link Mode#LEASED} only: how long recording a handler's result is retried while the database
+     * is unavailable, backing off from 50 ms to 1 s, and never past the request's lease. If it
+     * still cannot be recorded, the client gets the handler's answer all the same (see {@link
+     * Mode#LEASED}). Defaults to 10 seconds; zero tries once.
+     */
+    public Builder completionRetry(Duration completionRetry) {
+      Objects.requireNonNull(completionRetry, "completionRetry must not be null");
+      if (completionRetry.isNegative()) {
+        throw new IllegalArgumentException(
+            "completionRetry must not be negative, but was " + completionRetry);
+      }
+      this.completionRetry = completionRetry;
       return this;
     }
 

@@ -1,12 +1,13 @@
 package dev.inbox.http;
 
 import dev.inbox.InboxKeys;
+import dev.inbox.InvalidKeyException;
 
 /**
- * Parses an Idempotency-Key header value: the draft's structured-field string ({@code "abc"}, with
- * {@code \"} and {@code \\} escapes) or a bare token, which is trimmed. Both must be printable
- * ASCII, as an sf-string is, and then follow the rules of {@link InboxKeys}, so {@code "abc"} and
- * {@code abc} name the same key.
+ * Parses an Idempotency-Key header as it arrives over HTTP: printable ASCII, as the draft's
+ * structured-field string is, and then {@link InboxKeys#fromIdempotencyKeyHeader}, the parser the
+ * message consumers use for the same header, so {@code "abc"} and {@code abc} name the same key on
+ * every channel.
  */
 final class IdempotencyKeyHeader {
   private IdempotencyKeyHeader() {}
@@ -40,43 +41,10 @@ final class IdempotencyKeyHeader {
         throw new NotAsciiException(i);
       }
     }
-    String trimmed = value.trim();
-    String key = trimmed.startsWith("\"") ? unquote(trimmed) : trimmed;
-    String broken = InboxKeys.brokenRule(key);
-    if (broken != null) {
-      throw new IllegalArgumentException(broken);
+    try {
+      return InboxKeys.fromIdempotencyKeyHeader(value);
+    } catch (InvalidKeyException e) {
+      throw new IllegalArgumentException(e.rule(), e);
     }
-    return key;
-  }
-
-  private static String unquote(String quoted) {
-    if (quoted.length() < 2 || !quoted.endsWith("\"")) {
-      throw new IllegalArgumentException(
-          "must end with a double quote when it starts with one (a structured-field string)");
-    }
-    StringBuilder key = new StringBuilder();
-    for (int i = 1; i < quoted.length() - 1; i++) {
-      char c = quoted.charAt(i);
-      if (c == '\\') {
-        if (i + 1 >= quoted.length() - 1) {
-          throw new IllegalArgumentException(
-              "must not end with a backslash inside its double quotes");
-        }
-        char escaped = quoted.charAt(++i);
-        if (escaped != '"' && escaped != '\\') {
-          throw new IllegalArgumentException(
-              "may escape only \\\" and \\\\ inside its double quotes, but escapes '"
-                  + escaped
-                  + "'");
-        }
-        key.append(escaped);
-      } else if (c == '"') {
-        throw new IllegalArgumentException(
-            "must escape a double quote inside its double quotes as \\\"");
-      } else {
-        key.append(c);
-      }
-    }
-    return key.toString();
   }
 }

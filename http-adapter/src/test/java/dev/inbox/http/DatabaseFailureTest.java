@@ -8,24 +8,17 @@ import dev.inbox.Inbox;
 import dev.inbox.InboxSettings;
 import dev.inbox.testing.TestDatabase;
 import java.io.ByteArrayOutputStream;
-import java.io.OutputStream;
-import java.io.PrintStream;
-import java.io.PrintWriter;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
-import java.sql.SQLException;
-import java.sql.SQLFeatureNotSupportedException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.logging.Logger;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
-import org.postgresql.ds.PGSimpleDataSource;
 
 /**
  * The database failing under the filter: refusing connections, its pool exhausted, the request's
@@ -35,6 +28,12 @@ import org.postgresql.ds.PGSimpleDataSource;
  */
 class DatabaseFailureTest extends FilterTestBase {
   private static final String PASSWORD = "pw-that-must-never-leak";
+
+  /**
+   * Makes the handler run a statement that fails with a serialization failure, or on a dead
+   * connection; outside the fingerprint, so that a retry without it is the same request.
+   */
+  private static final String FAIL_ON_STATEMENT = "X-Fail: serialization";
 
   @ParameterizedTest
   @EnumSource(IdempotencyFilter.Mode.class)
@@ -47,13 +46,7 @@ class DatabaseFailureTest extends FilterTestBase {
     SwitchableDataSource database = new SwitchableDataSource(dataSource);
     try (Inbox switchable = inboxOn(database);
         TestServer down = new TestServer(switchable, database, effects, 0, b -> b.mode(mode))) {
-      PGSimpleDataSource refusing = new PGSimpleDataSource();
-      refusing.setServerNames(new String[] {"127.0.0.1"});
-      refusing.setPortNumbers(new int[] {closedPort});
-      refusing.setDatabaseName("payments");
-      refusing.setUser("postgres");
-      refusing.setPassword(PASSWORD);
-      database.target = refusing;
+      database.target = SwitchableDataSource.refusing(closedPort, PASSWORD);
 
       ByteArrayOutputStream log = new ByteArrayOutputStream();
       RawHttp.Response answer =
@@ -140,6 +133,63 @@ class DatabaseFailureTest extends FilterTestBase {
   }
 
   @Test
+  void a_handler_whose_own_statement_meets_a_terminated_backend_gets_503_without_internals()
+      throws Exception {
+    CompletableFuture<RawHttp.Response> first =
+        CompletableFuture.supplyAsync(
+            () -> {
+              try {
+                return RawHttp.post(
+                    server.port(), "/payments?gate=1", "key-a", "term-2", "100", FAIL_ON_STATEMENT);
+              } catch (Exception e) {
+                throw new IllegalStateException(e);
+              }
+            });
+    await("the handler holds its uncommitted write", () -> !backendsWritingEffects().isEmpty());
+    try (Connection admin = TestDatabase.shared().connect();
+        Statement s = admin.createStatement()) {
+      s.execute("SELECT pg_terminate_backend(" + backendsWritingEffects().get(0) + ")");
+    }
+    server.gate.countDown();
+
+    RawHttp.Response answer = first.get(60, TimeUnit.SECONDS);
+    assertProblem(answer, 503, "database-unavailable", "retry after 5 s with the same");
+    assertThat(answer.header("Retry-After")).hasValue("5");
+    assertNoInternals(answer, "terminat");
+    assertThat(effects.count()).as("effect rows after the terminated backend").isZero();
+
+    RawHttp.Response retry =
+        RawHttp.post(server.port(), "/payments?gate=1", "key-a", "term-2", "100");
+    assertThat(retry.status()).as(retry.body()).isEqualTo(201);
+    assertThat(retry.replayed()).isFalse();
+    assertThat(effects.count()).as("effect rows after the retry").isEqualTo(1);
+  }
+
+  @Test
+  void a_serialization_failure_in_the_handler_gets_503_without_internals() throws Exception {
+    RawHttp.Response answer =
+        RawHttp.post(server.port(), "/payments", "key-a", "ser-1", "100", FAIL_ON_STATEMENT);
+    assertProblem(answer, 503, "transaction-conflict", "retry after 1 s with the same");
+    assertThat(answer.header("Retry-After")).hasValue("1");
+    assertNoInternals(answer, "concurrent update");
+    assertThat(effects.count()).as("effect rows after the serialization failure").isZero();
+
+    RawHttp.Response retry = RawHttp.post(server.port(), "/payments", "key-a", "ser-1", "100");
+    assertThat(retry.status()).as(retry.body()).isEqualTo(201);
+    assertThat(effects.count()).as("effect rows after the retry").isEqualTo(1);
+  }
+
+  @Test
+  void an_application_exception_still_goes_to_the_containers_error_handling() throws Exception {
+    RawHttp.Response answer =
+        RawHttp.post(server.port(), "/payments", "key-a", "app-1", "100", "X-Fail: throw");
+    assertThat(answer.status()).isEqualTo(500);
+    assertThat(answer.header("Content-Type"))
+        .hasValueSatisfying(t -> assertThat(t).startsWith("text/html"));
+    assertThat(effects.count()).isZero();
+  }
+
+  @Test
   void an_unexpected_database_error_gets_500_without_internals() throws Exception {
     try (Connection admin = TestDatabase.shared().connect();
         Statement s = admin.createStatement()) {
@@ -174,86 +224,5 @@ class DatabaseFailureTest extends FilterTestBase {
         .doesNotContain(PASSWORD)
         .doesNotContain(alsoAbsent)
         .doesNotContain("<html");
-  }
-
-  /** Runs the call with the standard error (where slf4j-simple logs) copied into {@code log}. */
-  private static <T> T capturingStandardError(
-      ByteArrayOutputStream log, java.util.concurrent.Callable<T> call) throws Exception {
-    PrintStream original = System.err;
-    System.setErr(
-        new PrintStream(
-            new OutputStream() {
-              @Override
-              public void write(int b) {
-                original.write(b);
-                log.write(b);
-              }
-
-              @Override
-              public void write(byte[] b, int off, int len) {
-                original.write(b, off, len);
-                log.write(b, off, len);
-              }
-            },
-            true,
-            StandardCharsets.UTF_8));
-    try {
-      return call.call();
-    } finally {
-      System.setErr(original);
-    }
-  }
-
-  /**
-   * The real pool until a test points it at another data source, as a database that goes away after
-   * the inbox has started.
-   */
-  private static final class SwitchableDataSource implements DataSource {
-    volatile DataSource target;
-
-    SwitchableDataSource(DataSource target) {
-      this.target = target;
-    }
-
-    @Override
-    public Connection getConnection() throws SQLException {
-      return target.getConnection();
-    }
-
-    @Override
-    public Connection getConnection(String user, String password) throws SQLException {
-      return target.getConnection(user, password);
-    }
-
-    @Override
-    public PrintWriter getLogWriter() {
-      return null;
-    }
-
-    @Override
-    public void setLogWriter(PrintWriter out) {}
-
-    @Override
-    public void setLoginTimeout(int seconds) {}
-
-    @Override
-    public int getLoginTimeout() {
-      return 0;
-    }
-
-    @Override
-    public Logger getParentLogger() throws SQLFeatureNotSupportedException {
-      throw new SQLFeatureNotSupportedException();
-    }
-
-    @Override
-    public <T> T unwrap(Class<T> type) throws SQLException {
-      throw new SQLException("not a wrapper");
-    }
-
-    @Override
-    public boolean isWrapperFor(Class<?> type) {
-      return false;
-    }
   }
 }

@@ -8,6 +8,10 @@ import dev.inbox.InboxSettings;
 import dev.inbox.testing.EffectsTable;
 import dev.inbox.testing.TestDataSources;
 import dev.inbox.testing.TestDatabase;
+import java.io.ByteArrayOutputStream;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -111,5 +115,33 @@ abstract class FilterTestBase {
         .contains("\"status\":" + status)
         .contains("\"rule\":\"" + rule + "\"")
         .contains(detail);
+  }
+
+  /** Runs the call with the standard error (where slf4j-simple logs) copied into {@code log}. */
+  static <T> T capturingStandardError(ByteArrayOutputStream log, Callable<T> call)
+      throws Exception {
+    PrintStream original = System.err;
+    System.setErr(
+        new PrintStream(
+            new OutputStream() {
+              @Override
+              public void write(int b) {
+                original.write(b);
+                log.write(b);
+              }
+
+              @Override
+              public void write(byte[] b, int off, int len) {
+                original.write(b, off, len);
+                log.write(b, off, len);
+              }
+            },
+            true,
+            StandardCharsets.UTF_8));
+    try {
+      return call.call();
+    } finally {
+      System.setErr(original);
+    }
   }
 }

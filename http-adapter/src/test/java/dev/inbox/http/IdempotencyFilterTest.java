@@ -333,7 +333,7 @@ class IdempotencyFilterTest extends FilterTestBase {
       throws Exception {
     for (int i = 0; i < 3; i++) {
       HttpResponse<String> failed = post("/payments?fail=serialization", "key-a", "sf1", "7");
-      assertThat(failed.statusCode()).isEqualTo(500);
+      assertThat(failed.statusCode()).isEqualTo(503);
     }
     assertThat(effects.count()).as("every write was rolled back").isZero();
     assertThat(inbox.find("tenant-a", "sf1")).as("no attempt was counted").isEmpty();

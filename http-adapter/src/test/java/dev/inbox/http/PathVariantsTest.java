@@ -17,9 +17,12 @@ import org.junit.jupiter.params.provider.EnumSource;
  * the same path, or the request runs unprotected.
  */
 class PathVariantsTest extends FilterTestBase {
-  /** Spellings that Jetty's default URI compliance routes to the servlet at {@code /payments}. */
+  /**
+   * Spellings that Jetty's default URI compliance routes to the servlet at {@code /payments}, as
+   * the same request.
+   */
   private static final List<String> ROUTED =
-      List.of("/payments", "/payments;x=1", "/%70ayments", "/./payments", "/a/../payments");
+      List.of("/payments", "/%70ayments", "/./payments", "/a/../payments");
 
   /** Spellings that Jetty's default URI compliance refuses itself, as ambiguous. */
   private static final List<String> REFUSED_BY_JETTY =
@@ -77,6 +80,56 @@ class PathVariantsTest extends FilterTestBase {
 
     assertThat(server.runs).hasValue(2);
     assertThat(effects.count()).isEqualTo(2);
+  }
+
+  @ParameterizedTest
+  @EnumSource(IdempotencyFilter.Mode.class)
+  void requests_that_differ_in_path_parameters_are_a_mismatch(IdempotencyFilter.Mode mode)
+      throws Exception {
+    // A JAX-RS @MatrixParam reads the amount from the path: another amount is another request.
+    try (TestServer modal = new TestServer(inbox, dataSource, effects, 0, b -> b.mode(mode))) {
+      int port = modal.port();
+      RawHttp.Response first = RawHttp.post(port, "/payments;amount=100", "key-a", "mx-1", "1");
+      assertThat(first.status()).as(first.body()).isEqualTo(201);
+      for (String other :
+          List.of(
+              "/payments;amount=999",
+              "/payments",
+              "/payments;amount=100;amount=1",
+              "/payments;currency=EUR/../payments;amount=100")) {
+        assertProblem(
+            RawHttp.post(port, other, "key-a", "mx-1", "1"),
+            422,
+            "idempotency-key-mismatch",
+            "was already used with a different request");
+      }
+      for (String same :
+          List.of(
+              "/%70ayments;amount=100",
+              "/payments;amount=100;", "/payments;amount=100;jsessionid=s1")) {
+        RawHttp.Response replay = RawHttp.post(port, same, "key-a", "mx-1", "1");
+        assertThat(replay.status()).as(same + ": " + replay.body()).isEqualTo(201);
+        assertThat(replay.replayed()).as(same + " is the same request").isTrue();
+      }
+      assertThat(modal.runs).as("handler runs").hasValue(1);
+      assertThat(effects.count()).as("effect rows").isEqualTo(1);
+    }
+  }
+
+  @Test
+  void path_parameters_on_different_segments_are_different_requests() throws Exception {
+    assertThat(RawHttp.post(server.port(), "/payments;v=1/charge", "key-a", "seg-1", "7").status())
+        .isEqualTo(201);
+    assertProblem(
+        RawHttp.post(server.port(), "/payments/charge;v=1", "key-a", "seg-1", "7"),
+        422,
+        "idempotency-key-mismatch",
+        "was already used with a different request");
+    RawHttp.Response encoded =
+        RawHttp.post(server.port(), "/payments;v=1/%63harge", "key-a", "seg-1", "7");
+    assertThat(encoded.status()).as(encoded.body()).isEqualTo(201);
+    assertThat(encoded.replayed()).isTrue();
+    assertThat(effects.count()).isEqualTo(1);
   }
 
   @Test

@@ -64,10 +64,20 @@ final class RawHttp {
     return send(port, head.toByteArray(), body.getBytes(StandardCharsets.UTF_8));
   }
 
-  /** POSTs with an ASCII Idempotency-Key. */
-  static Response post(int port, String target, String apiKey, String idempotencyKey, String body)
+  /** POSTs with an ASCII Idempotency-Key, and further header lines (each without its CRLF). */
+  static Response post(
+      int port,
+      String target,
+      String apiKey,
+      String idempotencyKey,
+      String body,
+      String... headerLines)
       throws IOException {
-    return post(port, target, apiKey, idempotencyKey.getBytes(StandardCharsets.US_ASCII), body);
+    StringBuilder key = new StringBuilder(idempotencyKey);
+    for (String line : headerLines) {
+      key.append("\r\n").append(line);
+    }
+    return post(port, target, apiKey, key.toString().getBytes(StandardCharsets.US_ASCII), body);
   }
 
   /**

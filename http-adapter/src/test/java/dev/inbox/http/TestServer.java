@@ -40,8 +40,11 @@ import org.eclipse.jetty.server.ServerConnector;
  *   <li>{@code ?fail=500}, or the header {@code X-Fail: 500} (not in the fingerprint, so that a
  *       retry is the same request): writes, then answers 500
  *   <li>{@code ?fail=throw}, or the header {@code X-Fail: throw}: writes, then throws
+ *   <li>{@code X-Fail: error}: writes, then throws a {@link StackOverflowError}
  *   <li>{@code ?fail=serialization}: writes, then PostgreSQL raises a serialization failure (40001)
  *       in the inbox transaction, which the servlet throws on
+ *   <li>{@code X-Fail: swallow}: writes, then catches an SQL error without a savepoint, which
+ *       leaves the inbox transaction aborted, and answers 201
  *   <li>{@code ?fail=commit}: writes, then tries to commit the inbox transaction itself
  *   <li>{@code ?redirect=N}: writes, then answers N with a {@code Location} (302 through {@code
  *       sendRedirect})
@@ -214,6 +217,9 @@ final class TestServer implements AutoCloseable {
       if ("throw".equals(fail)) {
         throw new IllegalStateException("the handler broke after its write");
       }
+      if ("error".equals(fail)) {
+        throw new StackOverflowError("the handler recursed too deep after its write");
+      }
       if ("serialization".equals(fail)) {
         try (Statement statement = IdempotentRequests.connection(request).createStatement()) {
           statement.execute(
@@ -222,6 +228,9 @@ final class TestServer implements AutoCloseable {
         } catch (SQLException e) {
           throw new IOException(e);
         }
+      }
+      if ("swallow".equals(fail)) {
+        swallowDuplicateError(request);
       }
       if ("commit".equals(fail)) {
         try {
@@ -258,6 +267,20 @@ final class TestServer implements AutoCloseable {
               + IdempotentRequests.scope(request).orElse("nobody")
               + " in run "
               + run);
+    }
+
+    /**
+     * Catches a unique violation ("already booked") and carries on, with no savepoint: PostgreSQL
+     * has aborted the inbox transaction, and commits none of it.
+     */
+    private void swallowDuplicateError(HttpServletRequest request) {
+      try (Statement statement = IdempotentRequests.connection(request).createStatement()) {
+        statement.execute(
+            "DO $$ BEGIN RAISE EXCEPTION 'already booked' USING ERRCODE = 'unique_violation';"
+                + " END $$");
+      } catch (SQLException alreadyBooked) {
+        // The idiom under test: the error is taken for "nothing to do".
+      }
     }
 
     private void write(HttpServletRequest request, String key, long amount) throws SQLException {

@@ -1,5 +1,6 @@
 package dev.inbox.kafka;
 
+import dev.inbox.InboxKeys;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
@@ -21,15 +22,20 @@ public interface KeyExtractor<K, V> {
   /**
    * The default: the {@value #DEFAULT_HEADER} header when present, else {@code
    * topic-partition@offset}. Coordinates make redeliveries harmless, but not a producer's re-send.
+   *
+   * <p>The header is read as an HTTP {@code Idempotency-Key} ({@link
+   * InboxKeys#fromIdempotencyKeyHeader}): a gateway that copies a client's {@code "q-1"} into it
+   * names the key {@code q-1}, as the HTTP filter does, so the payment is one key on both channels.
+   * A header that is not valid UTF-8, or not a valid key, rejects the record.
    */
   static <K, V> KeyExtractor<K, V> headerOrCoordinates() {
     return record -> {
-      String key = headerValue(record, DEFAULT_HEADER);
-      return key != null ? key : coordinates(record);
+      String value = headerValue(record, DEFAULT_HEADER);
+      return value != null ? InboxKeys.fromIdempotencyKeyHeader(value) : coordinates(record);
     };
   }
 
-  /** The value of the given header; a record without it is rejected. */
+  /** The value of the given header, taken as it is; a record without it is rejected. */
   static <K, V> KeyExtractor<K, V> header(String name) {
     return record -> {
       String key = headerValue(record, name);

@@ -2,6 +2,7 @@ package dev.inbox.rabbit;
 
 import com.rabbitmq.client.Delivery;
 import com.rabbitmq.client.LongString;
+import dev.inbox.InboxKeys;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
@@ -19,7 +20,15 @@ public interface DeliveryKeyExtractor {
 
   String keyOf(Delivery delivery) throws Exception;
 
-  /** The default: the {@code messageId} property, else the {@value #DEFAULT_HEADER} header. */
+  /**
+   * The default: the {@code messageId} property, else the {@value #DEFAULT_HEADER} header.
+   *
+   * <p>The header is read as an HTTP {@code Idempotency-Key} ({@link
+   * InboxKeys#fromIdempotencyKeyHeader}): a gateway that copies a client's {@code "q-1"} into it
+   * names the key {@code q-1}, as the HTTP filter does, so the payment is one key on both channels.
+   * A header that is not valid UTF-8, or not a valid key, rejects the delivery. The {@code
+   * messageId} is taken as it is.
+   */
   static DeliveryKeyExtractor messageIdOrHeader() {
     return delivery -> {
       String messageId = delivery.getProperties().getMessageId();
@@ -28,7 +37,7 @@ public interface DeliveryKeyExtractor {
       }
       Map<String, Object> headers = delivery.getProperties().getHeaders();
       Object header = headers == null ? null : headers.get(DEFAULT_HEADER);
-      return header == null ? null : headerText(header);
+      return header == null ? null : InboxKeys.fromIdempotencyKeyHeader(headerText(header));
     };
   }
 

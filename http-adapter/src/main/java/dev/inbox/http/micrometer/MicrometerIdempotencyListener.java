@@ -16,7 +16,7 @@ import java.util.Map;
  * <ul>
  *   <li>{@code inbox.http.requests} (counter; tag outcome = {@link RequestOutcome#tag()}: fresh,
  *       replayed, conflict, mismatch, missing_key, invalid_key, invalid_path, no_scope, too_large,
- *       released, gave_up, unavailable, error)
+ *       not_recorded, released, gave_up, unavailable, error)
  *   <li>{@code inbox.http.added.latency} (timer; tag outcome): the time the filter added to the
  *       request, the application's handler excluded
  * </ul>

@@ -22,6 +22,12 @@ public enum RequestOutcome {
   NO_SCOPE,
   /** The request body was larger than the limit: 413. */
   TOO_LARGE,
+  /**
+   * Leased mode: the handler ran and its answer was sent, but its result could not be recorded (the
+   * database stayed unavailable for the completion's retries, or the lease was taken over). The key
+   * stays in progress until its lease ends, and a retry after that runs the handler again.
+   */
+  NOT_RECORDED,
   /** The handler failed (exception or a status that is not stored); the key was released. */
   RELEASED,
   /** The key failed {@code maxAttempts} times and is refused: 422. */
