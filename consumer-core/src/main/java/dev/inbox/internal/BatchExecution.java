@@ -18,6 +18,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Savepoint;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
@@ -26,6 +27,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * One call of {@code executeBatch}.
@@ -41,6 +44,11 @@ import javax.sql.DataSource;
  * <p>With a {@link NewItemsHandler} the optimistic pass makes one call for all new items; since a
  * failure then names no item, the careful pass runs over the whole batch, one item per call.
  *
+ * <p>A handler failure whose rollback finds the connection broken (a handler that threw in the
+ * middle of a statement leaves it half-sent) has lost the pass's transaction with the connection:
+ * the item's attempt is counted in a transaction of its own, and the careful pass runs again
+ * without it, reporting it {@link ItemStatus#FAILED}.
+ *
  * <p>A key is claimed once per batch, with its first occurrence's fingerprint. A repeat with the
  * same fingerprint shares that occurrence's fate. A repeat with another fingerprint is decided
  * against the key's record as it stands after the claim, and against the first occurrence's
@@ -49,8 +57,12 @@ import javax.sql.DataSource;
  * batch.
  */
 final class BatchExecution<T> {
+  private static final Logger log = LoggerFactory.getLogger(BatchExecution.class);
+
   private final DataSource dataSource;
   private final Claimer claimer;
+  private final FailureCounter failures;
+  private final Duration rollbackWait;
   private final Statements sql;
   private final InboxSettings settings;
   private final String scope;
@@ -70,9 +82,16 @@ final class BatchExecution<T> {
   /** The items that repeat a key with a fingerprint other than its first occurrence's, in order. */
   private final List<Integer> divergentRepeats = new ArrayList<>();
 
+  /**
+   * By distinct position, the items whose failure broke their pass's connection: counted already,
+   * and never run again in this batch.
+   */
+  private final Map<Integer, Slot> countedFailures = new HashMap<>();
+
   BatchExecution(
       DataSource dataSource,
       Claimer claimer,
+      FailureCounter failures,
       Statements sql,
       InboxSettings settings,
       String scope,
@@ -82,6 +101,8 @@ final class BatchExecution<T> {
       NewItemsHandler<T> atOnce) {
     this.dataSource = dataSource;
     this.claimer = claimer;
+    this.failures = failures;
+    this.rollbackWait = Transactions.rollbackWait(settings);
     this.sql = sql;
     this.settings = settings;
     this.scope = scope;
@@ -170,6 +191,10 @@ final class BatchExecution<T> {
       for (int position = 0; position < limit; position++) {
         BatchItem<T> item = items.get(firsts.get(position));
         Claim claim = claims.get(item.key());
+        if (countedFailures.containsKey(position)) {
+          pass.slots[position] = countedFailures.get(position);
+          continue;
+        }
         if (!claim.isNew()) {
           pass.slots[position] =
               new Slot(claim, statusOf(claim.outcome()), claim.storedResult(), null);
@@ -195,12 +220,20 @@ final class BatchExecution<T> {
           }
         } catch (Exception e) {
           handlerFailed(e, handlerStart);
+          if (!rolledBack(connection, savepoint)) {
+            failures.count(claim, item.fingerprint(), String.valueOf(e));
+            countedFailures.put(position, new Slot(claim, ItemStatus.FAILED, null, e));
+            if (careful) {
+              pass.restartAt = policy == BatchFailurePolicy.STOP ? position : limit - 1;
+            } else {
+              pass.failedAt = position;
+            }
+            return pass;
+          }
           if (!careful) {
-            connection.rollback();
             pass.failedAt = position;
             return pass;
           }
-          connection.rollback(savepoint);
           markFailed(connection, item.key(), e);
           pass.slots[position] = new Slot(claim, ItemStatus.FAILED, null, e);
           if (policy == BatchFailurePolicy.STOP && anyNewAfter(claims, position, limit)) {
@@ -222,7 +255,7 @@ final class BatchExecution<T> {
       Transactions.commit(connection);
       return pass;
     } catch (SQLException | RuntimeException | Error e) {
-      Transactions.rollbackQuietly(connection, e);
+      Transactions.rollbackQuietly(connection, e, rollbackWait);
       throw e;
     } finally {
       Transactions.end(connection);
@@ -244,7 +277,30 @@ final class BatchExecution<T> {
       return true;
     } catch (Exception e) {
       handlerFailed(e, handlerStart);
-      connection.rollback();
+      // A broken connection names no item either: the careful pass finds it.
+      rolledBack(connection, null);
+      return false;
+    }
+  }
+
+  /**
+   * Rolls back a handler's failure, to the savepoint or the whole transaction when it is null.
+   *
+   * @return false when the connection broke instead: it was aborted, and the pass's transaction is
+   *     lost with it
+   */
+  private boolean rolledBack(Connection connection, Savepoint savepoint) throws SQLException {
+    try {
+      Transactions.rollbackAfterFailure(connection, savepoint, rollbackWait);
+      return true;
+    } catch (SQLException e) {
+      if (!TransientFailures.isConnectionFailure(e)) {
+        throw e;
+      }
+      log.warn(
+          "a handler failure in scope '{}' left its connection broken; it was aborted: {}",
+          scope,
+          e.getMessage());
       return false;
     }
   }
@@ -262,14 +318,22 @@ final class BatchExecution<T> {
       throws SQLException {
     RecordState writtenAs = careful ? RecordState.IN_PROGRESS : RecordState.COMPLETED;
     List<Claimer.Request> requests = new ArrayList<>(limit);
+    Map<String, Claim> claims = new HashMap<>();
     for (int position = 0; position < limit; position++) {
       BatchItem<T> item = items.get(firsts.get(position));
-      requests.add(new Claimer.Request(item.key(), item.fingerprint()));
+      Slot counted = countedFailures.get(position);
+      if (counted == null) {
+        requests.add(new Claimer.Request(item.key(), item.fingerprint()));
+      } else {
+        claims.put(item.key(), counted.claim());
+      }
+    }
+    if (requests.isEmpty()) {
+      return claims;
     }
     long start = System.nanoTime();
-    Map<String, Claim> claims;
     try {
-      claims = claimer.claimAsFirstStatement(connection, scope, requests, null, writtenAs);
+      claims.putAll(claimer.claimAsFirstStatement(connection, scope, requests, null, writtenAs));
     } catch (SQLException e) {
       if (!SqlStates.isLockTimeout(e)) {
         throw e;
@@ -277,7 +341,6 @@ final class BatchExecution<T> {
       // Some key is held by a transaction that outlived lockTimeout: find which, one at a time.
       connection.rollback();
       claimer.configureTransaction(connection);
-      claims = new HashMap<>();
       for (Claimer.Request request : requests) {
         claims.put(
             request.key(),
