@@ -87,9 +87,13 @@ public interface Inbox extends AutoCloseable {
   /**
    * Claims a batch of keys of one scope in one round trip, runs the handler for the new items, and
    * commits once. A failing item does not undo the others ({@link BatchFailurePolicy#CONTINUE}). A
-   * key repeated inside the batch is a {@code DUPLICATE} of its first occurrence. An item whose
-   * handler returns with the transaction aborted (it caught an SQL error without a savepoint) is
-   * {@code FAILED} like one that throws: the inbox never reports an item done that did not commit.
+   * key repeated inside the batch is a {@code DUPLICATE} of its first occurrence; a repeat with
+   * another fingerprint is decided against the key's record (and against its first occurrence when
+   * that one ran): a {@code MISMATCH} only if it differs from what was recorded, and {@code
+   * NOT_ATTEMPTED} when it matches a record that lets it run but its first occurrence was the
+   * mismatch, so that it runs in a later batch. An item whose handler returns with the transaction
+   * aborted (it caught an SQL error without a savepoint) is {@code FAILED} like one that throws:
+   * the inbox never reports an item done that did not commit.
    *
    * @throws InvalidKeyException when any key breaks a rule; nothing is written
    */

@@ -15,7 +15,9 @@ public enum ItemStatus {
   /** The handler threw; its writes were rolled back and the attempt was counted. Retry it. */
   FAILED,
   /**
-   * An earlier item failed under {@link BatchFailurePolicy#STOP}; nothing was written. Retry it.
+   * Not run, and nothing was written for it: an earlier item failed under {@link
+   * BatchFailurePolicy#STOP}, or an earlier item of the batch with the same key and another payload
+   * was a mismatch while this one may still run. No attempt was counted. Retry it.
    */
   NOT_ATTEMPTED;
 

@@ -18,13 +18,17 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Savepoint;
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * One call of {@code executeBatch}.
@@ -39,10 +43,26 @@ import javax.sql.DataSource;
  *
  * <p>With a {@link NewItemsHandler} the optimistic pass makes one call for all new items; since a
  * failure then names no item, the careful pass runs over the whole batch, one item per call.
+ *
+ * <p>A handler failure whose rollback finds the connection broken (a handler that threw in the
+ * middle of a statement leaves it half-sent) has lost the pass's transaction with the connection:
+ * the item's attempt is counted in a transaction of its own, and the careful pass runs again
+ * without it, reporting it {@link ItemStatus#FAILED}.
+ *
+ * <p>A key is claimed once per batch, with its first occurrence's fingerprint. A repeat with the
+ * same fingerprint shares that occurrence's fate. A repeat with another fingerprint is decided
+ * against the key's record as it stands after the claim, and against the first occurrence's
+ * fingerprint when that one was new; when the first occurrence was refused (a mismatch) but the
+ * repeat could be claimed, the repeat is {@link ItemStatus#NOT_ATTEMPTED}, to be run by a later
+ * batch.
  */
 final class BatchExecution<T> {
+  private static final Logger log = LoggerFactory.getLogger(BatchExecution.class);
+
   private final DataSource dataSource;
   private final Claimer claimer;
+  private final FailureCounter failures;
+  private final Duration rollbackWait;
   private final Statements sql;
   private final InboxSettings settings;
   private final String scope;
@@ -59,9 +79,19 @@ final class BatchExecution<T> {
   /** For each item, the position of its key in {@link #firsts}. */
   private final int[] distinctPosition;
 
+  /** The items that repeat a key with a fingerprint other than its first occurrence's, in order. */
+  private final List<Integer> divergentRepeats = new ArrayList<>();
+
+  /**
+   * By distinct position, the items whose failure broke their pass's connection: counted already,
+   * and never run again in this batch.
+   */
+  private final Map<Integer, Slot> countedFailures = new HashMap<>();
+
   BatchExecution(
       DataSource dataSource,
       Claimer claimer,
+      FailureCounter failures,
       Statements sql,
       InboxSettings settings,
       String scope,
@@ -71,6 +101,8 @@ final class BatchExecution<T> {
       NewItemsHandler<T> atOnce) {
     this.dataSource = dataSource;
     this.claimer = claimer;
+    this.failures = failures;
+    this.rollbackWait = Transactions.rollbackWait(settings);
     this.sql = sql;
     this.settings = settings;
     this.scope = scope;
@@ -89,6 +121,11 @@ final class BatchExecution<T> {
         firsts.add(i);
       }
       distinctPosition[i] = position;
+      if (firsts.get(position) != i
+          && !Arrays.equals(
+              items.get(firsts.get(position)).fingerprint(), items.get(i).fingerprint())) {
+        divergentRepeats.add(i);
+      }
     }
   }
 
@@ -111,6 +148,12 @@ final class BatchExecution<T> {
 
     /** Careful STOP pass: an earlier position that threw, so the pass must shrink to it; or -1. */
     int restartAt = -1;
+
+    /**
+     * By item index, what happened to a repeat that does not share its first occurrence's fate; a
+     * null claim when it was not attempted.
+     */
+    final Map<Integer, Slot> repeats = new HashMap<>();
 
     Pass(int limit) {
       this.limit = limit;
@@ -141,12 +184,17 @@ final class BatchExecution<T> {
     Connection connection = Transactions.begin(dataSource);
     try {
       Map<String, Claim> claims = claim(connection, limit, careful);
+      decideDivergentRepeats(connection, claims, pass);
       List<String> completedWithoutResult = new ArrayList<>();
       List<Slot> completedWithResult = new ArrayList<>();
       List<BatchItem<T>> newItems = new ArrayList<>();
       for (int position = 0; position < limit; position++) {
         BatchItem<T> item = items.get(firsts.get(position));
         Claim claim = claims.get(item.key());
+        if (countedFailures.containsKey(position)) {
+          pass.slots[position] = countedFailures.get(position);
+          continue;
+        }
         if (!claim.isNew()) {
           pass.slots[position] =
               new Slot(claim, statusOf(claim.outcome()), claim.storedResult(), null);
@@ -172,12 +220,20 @@ final class BatchExecution<T> {
           }
         } catch (Exception e) {
           handlerFailed(e, handlerStart);
+          if (!rolledBack(connection, savepoint)) {
+            failures.count(claim, item.fingerprint(), String.valueOf(e));
+            countedFailures.put(position, new Slot(claim, ItemStatus.FAILED, null, e));
+            if (careful) {
+              pass.restartAt = policy == BatchFailurePolicy.STOP ? position : limit - 1;
+            } else {
+              pass.failedAt = position;
+            }
+            return pass;
+          }
           if (!careful) {
-            connection.rollback();
             pass.failedAt = position;
             return pass;
           }
-          connection.rollback(savepoint);
           markFailed(connection, item.key(), e);
           pass.slots[position] = new Slot(claim, ItemStatus.FAILED, null, e);
           if (policy == BatchFailurePolicy.STOP && anyNewAfter(claims, position, limit)) {
@@ -199,7 +255,7 @@ final class BatchExecution<T> {
       Transactions.commit(connection);
       return pass;
     } catch (SQLException | RuntimeException | Error e) {
-      Transactions.rollbackQuietly(connection, e);
+      Transactions.rollbackQuietly(connection, e, rollbackWait);
       throw e;
     } finally {
       Transactions.end(connection);
@@ -221,7 +277,30 @@ final class BatchExecution<T> {
       return true;
     } catch (Exception e) {
       handlerFailed(e, handlerStart);
-      connection.rollback();
+      // A broken connection names no item either: the careful pass finds it.
+      rolledBack(connection, null);
+      return false;
+    }
+  }
+
+  /**
+   * Rolls back a handler's failure, to the savepoint or the whole transaction when it is null.
+   *
+   * @return false when the connection broke instead: it was aborted, and the pass's transaction is
+   *     lost with it
+   */
+  private boolean rolledBack(Connection connection, Savepoint savepoint) throws SQLException {
+    try {
+      Transactions.rollbackAfterFailure(connection, savepoint, rollbackWait);
+      return true;
+    } catch (SQLException e) {
+      if (!TransientFailures.isConnectionFailure(e)) {
+        throw e;
+      }
+      log.warn(
+          "a handler failure in scope '{}' left its connection broken; it was aborted: {}",
+          scope,
+          e.getMessage());
       return false;
     }
   }
@@ -239,14 +318,22 @@ final class BatchExecution<T> {
       throws SQLException {
     RecordState writtenAs = careful ? RecordState.IN_PROGRESS : RecordState.COMPLETED;
     List<Claimer.Request> requests = new ArrayList<>(limit);
+    Map<String, Claim> claims = new HashMap<>();
     for (int position = 0; position < limit; position++) {
       BatchItem<T> item = items.get(firsts.get(position));
-      requests.add(new Claimer.Request(item.key(), item.fingerprint()));
+      Slot counted = countedFailures.get(position);
+      if (counted == null) {
+        requests.add(new Claimer.Request(item.key(), item.fingerprint()));
+      } else {
+        claims.put(item.key(), counted.claim());
+      }
+    }
+    if (requests.isEmpty()) {
+      return claims;
     }
     long start = System.nanoTime();
-    Map<String, Claim> claims;
     try {
-      claims = claimer.claimAsFirstStatement(connection, scope, requests, null, writtenAs);
+      claims.putAll(claimer.claimAsFirstStatement(connection, scope, requests, null, writtenAs));
     } catch (SQLException e) {
       if (!SqlStates.isLockTimeout(e)) {
         throw e;
@@ -254,7 +341,6 @@ final class BatchExecution<T> {
       // Some key is held by a transaction that outlived lockTimeout: find which, one at a time.
       connection.rollback();
       claimer.configureTransaction(connection);
-      claims = new HashMap<>();
       for (Claimer.Request request : requests) {
         claims.put(
             request.key(),
@@ -363,7 +449,16 @@ final class BatchExecution<T> {
       Slot slot = pass.slots[position];
       ItemStatus status = slot.status();
       if (firsts.get(position) != i) {
-        status = repeatStatus(items.get(firsts.get(position)), item, status);
+        Slot own = pass.repeats.get(i);
+        if (own == null) {
+          status = status.isSettled() ? ItemStatus.DUPLICATE : status;
+        } else if (own.claim() == null) {
+          results.add(new ItemResult<>(item, ItemStatus.NOT_ATTEMPTED, 0, null, null, null));
+          continue;
+        } else {
+          slot = own;
+          status = own.status();
+        }
       }
       results.add(
           new ItemResult<>(
@@ -378,14 +473,57 @@ final class BatchExecution<T> {
   }
 
   /**
-   * A key repeated inside the batch is a duplicate of its first occurrence, if that one settled.
+   * Decides the repeats whose fingerprint differs from their first occurrence's, from one read of
+   * their keys' rows after the claim; the others share their first occurrence's fate. Comparing
+   * with the first occurrence alone would answer a repeat that matches the record with the first
+   * occurrence's mismatch, and so dead-letter a valid message.
    */
-  private static ItemStatus repeatStatus(
-      BatchItem<?> first, BatchItem<?> repeat, ItemStatus firstStatus) {
-    if (Fingerprints.mismatch(first.fingerprint(), repeat.fingerprint())) {
-      return ItemStatus.MISMATCH;
+  private void decideDivergentRepeats(Connection connection, Map<String, Claim> claims, Pass pass)
+      throws SQLException {
+    List<Integer> repeats = new ArrayList<>();
+    List<Claimer.Request> requests = new ArrayList<>();
+    for (int i : divergentRepeats) {
+      if (distinctPosition[i] < pass.limit) {
+        repeats.add(i);
+        requests.add(new Claimer.Request(items.get(i).key(), items.get(i).fingerprint()));
+      }
     }
-    return firstStatus.isSettled() ? ItemStatus.DUPLICATE : firstStatus;
+    if (repeats.isEmpty()) {
+      return;
+    }
+    List<Claim> answers = claimer.settledEach(connection, scope, requests);
+    for (int r = 0; r < repeats.size(); r++) {
+      int i = repeats.get(r);
+      BatchItem<T> repeat = items.get(i);
+      Claim first = claims.get(repeat.key());
+      Claim answer = answers.get(r);
+      if (first.isNew()) {
+        // This batch owns the key and runs its first occurrence: the repeat is a duplicate of it,
+        // unless it mismatches that occurrence or the record's fingerprint.
+        byte[] claimed = items.get(firsts.get(distinctPosition[i])).fingerprint();
+        if ((answer != null && answer.outcome() == ClaimOutcome.MISMATCH)
+            || Fingerprints.mismatch(claimed, repeat.fingerprint())) {
+          Claim mismatch =
+              new Claim(
+                  scope,
+                  repeat.key(),
+                  ClaimOutcome.MISMATCH,
+                  first.attempts(),
+                  first.fencingToken(),
+                  null,
+                  null,
+                  null,
+                  repeat.fingerprint());
+          pass.repeats.put(i, new Slot(mismatch, ItemStatus.MISMATCH, null, null));
+        }
+      } else if (answer == null) {
+        // The record would let the repeat run, but its key's claim in this batch was refused.
+        pass.repeats.put(i, new Slot(null, ItemStatus.NOT_ATTEMPTED, null, null));
+      } else {
+        pass.repeats.put(
+            i, new Slot(answer, statusOf(answer.outcome()), answer.storedResult(), null));
+      }
+    }
   }
 
   private void report(Pass pass, BatchResult<T> result, long start) {
@@ -393,14 +531,15 @@ final class BatchExecution<T> {
     for (Slot slot : pass.slots) {
       outcomes.merge(slot.claim().outcome(), 1, Integer::sum);
     }
-    int repeats = 0;
     for (int i = 0; i < items.size(); i++) {
       if (distinctPosition[i] < pass.limit && firsts.get(distinctPosition[i]) != i) {
-        repeats++;
+        Slot own = pass.repeats.get(i);
+        if (own == null) {
+          outcomes.merge(ClaimOutcome.DUPLICATE, 1, Integer::sum);
+        } else if (own.claim() != null) {
+          outcomes.merge(own.claim().outcome(), 1, Integer::sum);
+        }
       }
-    }
-    if (repeats > 0) {
-      outcomes.merge(ClaimOutcome.DUPLICATE, repeats, Integer::sum);
     }
     outcomes.forEach((outcome, count) -> settings.listener().claimed(scope, outcome, count));
     settings.listener().batch(scope, result.items().size(), Claimer.since(start));

@@ -16,6 +16,7 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -312,11 +313,34 @@ final class Claimer {
 
   /** The answer a claim would give for a settled key, or null when a claim could be NEW. */
   Claim settled(Connection connection, String scope, Request request) throws SQLException {
-    Map<String, Request> pending = new LinkedHashMap<>();
-    pending.put(request.key(), request);
-    Map<String, Claim> claims = new HashMap<>();
-    classify(connection, scope, pending, claims);
-    return claims.get(request.key());
+    return settledEach(connection, scope, List.of(request)).get(0);
+  }
+
+  /**
+   * For each request on its own, the answer a claim would give if its key is settled, or null where
+   * a claim could be NEW; several requests may share a key. One read of the keys' rows, with no
+   * lock and no write; a row this transaction wrote is read as it now stands.
+   */
+  List<Claim> settledEach(Connection connection, String scope, List<Request> requests)
+      throws SQLException {
+    Map<String, List<Integer>> byKey = new LinkedHashMap<>();
+    for (int i = 0; i < requests.size(); i++) {
+      byKey.computeIfAbsent(requests.get(i).key(), k -> new ArrayList<>()).add(i);
+    }
+    List<Claim> answers = new ArrayList<>(Collections.nCopies(requests.size(), null));
+    try (PreparedStatement ps = connection.prepareStatement(sql.selectClaimState)) {
+      planEveryTime(ps);
+      ps.setString(1, scope);
+      ps.setArray(2, connection.createArrayOf("text", byKey.keySet().toArray(new String[0])));
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          for (int i : byKey.get(rs.getString("key"))) {
+            answers.set(i, classifyRow(scope, requests.get(i), rs));
+          }
+        }
+      }
+    }
+    return answers;
   }
 
   /** The answer when another transaction held the key past lockTimeout. */

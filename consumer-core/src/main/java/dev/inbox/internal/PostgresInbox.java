@@ -48,12 +48,18 @@ public final class PostgresInbox implements Inbox {
   private final Statements sql;
   private final Claimer claimer;
   private final Janitor janitor;
+  private final FailureCounter failures;
+
+  /** How long a rollback after a failure waits for the server before the connection is aborted. */
+  private final Duration rollbackWait;
 
   private PostgresInbox(DataSource dataSource, InboxSettings settings) {
     this.dataSource = dataSource;
     this.settings = settings;
     this.sql = new Statements(settings);
     this.claimer = new Claimer(sql, settings);
+    this.rollbackWait = Transactions.rollbackWait(settings);
+    this.failures = new FailureCounter(dataSource, claimer, sql, rollbackWait);
     this.janitor =
         settings.janitorInterval().isZero()
             ? null
@@ -103,8 +109,13 @@ public final class PostgresInbox implements Inbox {
         result = handler.handle(connection);
         Transactions.requireNotAbortedByHandler(connection);
         settings.listener().handled(scope, true, Claimer.since(handlerStart));
+      } catch (Error e) {
+        // Thrown on uncounted, but never past a rollback that could wait forever.
+        Transactions.rollbackQuietly(connection, e, rollbackWait);
+        settings.listener().handled(scope, false, Claimer.since(handlerStart));
+        throw e;
       } catch (Exception e) {
-        Transactions.rollbackQuietly(connection, e);
+        Transactions.rollbackQuietly(connection, e, rollbackWait);
         settings.listener().handled(scope, false, Claimer.since(handlerStart));
         if (TransientFailures.isConnectionFailure(e)) {
           throw new InboxDatabaseException(
@@ -131,7 +142,7 @@ public final class PostgresInbox implements Inbox {
                   + " committed and the attempt is not counted, so run it again",
               BatchExecution.asSqlException(e));
         }
-        countFailure(claim, fingerprint, String.valueOf(e));
+        failures.count(claim, fingerprint, String.valueOf(e));
         throw new HandlerFailedException(scope, key, claim.attempts(), e);
       }
       if (result != null) {
@@ -141,7 +152,7 @@ public final class PostgresInbox implements Inbox {
       return new Execution(claim, result);
     } catch (SQLException e) {
       if (connection != null) {
-        Transactions.rollbackQuietly(connection, e);
+        Transactions.rollbackQuietly(connection, e, rollbackWait);
       }
       throw new InboxDatabaseException(
           scope,
@@ -149,7 +160,7 @@ public final class PostgresInbox implements Inbox {
           "execute failed; if it failed during commit the outcome is unknown and a retry is safe",
           e);
     } finally {
-      endQuietly(connection);
+      Transactions.endQuietly(connection);
     }
   }
 
@@ -195,7 +206,7 @@ public final class PostgresInbox implements Inbox {
     for (int retry = 1; ; retry++) {
       try {
         return new BatchExecution<>(
-                dataSource, claimer, sql, settings, scope, items, policy, handler, atOnce)
+                dataSource, claimer, failures, sql, settings, scope, items, policy, handler, atOnce)
             .run();
       } catch (SQLException e) {
         if (TransientFailures.isRetryable(e) && retry < MAX_BATCH_RETRIES) {
@@ -308,7 +319,7 @@ public final class PostgresInbox implements Inbox {
   @Override
   public void recordFailure(Claim claim, String error) {
     requireNew(claim);
-    countFailure(claim, claim.fingerprint(), error);
+    failures.count(claim, claim.fingerprint(), error);
   }
 
   @Override
@@ -431,7 +442,7 @@ public final class PostgresInbox implements Inbox {
   @Override
   public void recordFailure(Reservation reservation, String error) {
     requireNew(reservation.claim());
-    countFailure(reservation.claim(), reservation.fingerprint(), error);
+    failures.count(reservation.claim(), reservation.fingerprint(), error);
   }
 
   @Override
@@ -457,11 +468,11 @@ public final class PostgresInbox implements Inbox {
       return claim;
     } catch (SQLException e) {
       if (connection != null) {
-        Transactions.rollbackQuietly(connection, e);
+        Transactions.rollbackQuietly(connection, e, rollbackWait);
       }
       throw new InboxDatabaseException(scope, key, "leased claim failed", e);
     } finally {
-      endQuietly(connection);
+      Transactions.endQuietly(connection);
     }
   }
 
@@ -673,40 +684,6 @@ public final class PostgresInbox implements Inbox {
     ps.setLong(7, fencingToken);
   }
 
-  /**
-   * Counts a failed attempt in a short transaction of its own, after the handler's transaction
-   * rolled back, and keeps the attempt's fingerprint on the key, so that a retry with another
-   * request is a mismatch. Best effort: when it cannot be written, the key simply gets one more
-   * attempt than configured.
-   */
-  private void countFailure(Claim claim, byte[] fingerprint, String error) {
-    Connection connection = null;
-    try {
-      connection = Transactions.begin(dataSource);
-      claimer.configureTransaction(connection);
-      try (PreparedStatement ps = connection.prepareStatement(sql.recordFailure)) {
-        ps.setString(1, claim.scope());
-        ps.setString(2, claim.key());
-        ps.setBytes(3, fingerprint);
-        ps.setInt(4, Math.max(1, claim.attempts()));
-        ps.setString(5, error);
-        ps.executeUpdate();
-      }
-      Transactions.commit(connection);
-    } catch (SQLException e) {
-      if (connection != null) {
-        Transactions.rollbackQuietly(connection, e);
-      }
-      log.warn(
-          "could not count the failed attempt of key '{}' in scope '{}': {}",
-          claim.key(),
-          claim.scope(),
-          e.toString());
-    } finally {
-      endQuietly(connection);
-    }
-  }
-
   private LeaseLostException leaseLost(Connection connection, LeaseToken lease, RecordState target)
       throws SQLException {
     Optional<InboxRecord> found = find(connection, lease.scope(), lease.key());
@@ -769,17 +746,6 @@ public final class PostgresInbox implements Inbox {
               + claim.scope()
               + "' was "
               + claim.outcome());
-    }
-  }
-
-  private static void endQuietly(Connection connection) {
-    if (connection == null) {
-      return;
-    }
-    try {
-      Transactions.end(connection);
-    } catch (SQLException e) {
-      log.debug("returning a connection failed", e);
     }
   }
 }

@@ -1,8 +1,13 @@
 package dev.inbox.internal;
 
+import dev.inbox.InboxSettings;
+import dev.inbox.TransientFailures;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.sql.Savepoint;
 import java.sql.Statement;
+import java.time.Duration;
+import java.util.concurrent.Executor;
 import javax.sql.DataSource;
 import org.postgresql.core.BaseConnection;
 import org.postgresql.core.TransactionState;
@@ -16,7 +21,84 @@ import org.slf4j.LoggerFactory;
 final class Transactions {
   private static final Logger log = LoggerFactory.getLogger(Transactions.class);
 
+  /**
+   * The executor for {@link Connection#abort} and {@link Connection#setNetworkTimeout}: the
+   * caller's thread, since an abort is a socket close and the timeout needs none.
+   */
+  private static final Executor CALLING_THREAD = Runnable::run;
+
+  /** The least a rollback after a failure may wait for the server's answer. */
+  static final Duration MIN_ROLLBACK_WAIT = Duration.ofSeconds(5);
+
+  /** SQLState connection_failure, for a connection the inbox aborted. */
+  private static final String CONNECTION_FAILURE = "08006";
+
   private Transactions() {}
+
+  /**
+   * How long a rollback after a failure may wait for the server: {@code lockTimeout}, but at least
+   * {@link #MIN_ROLLBACK_WAIT}. A rollback takes no lock and normally answers at once; the bound
+   * only has to tell a loaded server from a connection that will never answer.
+   */
+  static Duration rollbackWait(InboxSettings settings) {
+    Duration lockTimeout = settings.lockTimeout();
+    return lockTimeout.compareTo(MIN_ROLLBACK_WAIT) > 0 ? lockTimeout : MIN_ROLLBACK_WAIT;
+  }
+
+  /**
+   * Rolls back to the savepoint, or the whole transaction when it is null, after a handler failed,
+   * waiting at most {@code wait} for the server's answer.
+   *
+   * <p>A handler that threw in the middle of a statement can leave a message half-sent: pgjdbc pads
+   * a parameter stream that throws an IOException out to its announced length, but one that throws
+   * anything else (an OutOfMemoryError, an UncheckedIOException) leaves the Bind message short. The
+   * server then waits for the rest of it, and the driver, with no socket timeout by default, for
+   * the rollback's answer: forever, holding every row lock of the transaction. A connection that
+   * does not answer in time, or is gone, is aborted (a pool evicts it), and the server rolls the
+   * transaction back when it sees the connection close.
+   *
+   * @throws SQLException of class 08 when the connection broke and was aborted; any other failure
+   *     of the rollback as it came, with the connection's network timeout as it was
+   */
+  static void rollbackAfterFailure(Connection connection, Savepoint savepoint, Duration wait)
+      throws SQLException {
+    int previousTimeout = 0;
+    try {
+      previousTimeout = connection.getNetworkTimeout();
+      connection.setNetworkTimeout(
+          CALLING_THREAD, (int) Math.min(Integer.MAX_VALUE, Math.max(1, wait.toMillis())));
+      if (savepoint == null) {
+        connection.rollback();
+      } else {
+        connection.rollback(savepoint);
+      }
+    } catch (SQLException e) {
+      if (!TransientFailures.isConnectionFailure(e) && !connection.isClosed()) {
+        connection.setNetworkTimeout(CALLING_THREAD, previousTimeout);
+        throw e;
+      }
+      abort(connection, e);
+      throw new SQLException(
+          "the connection did not answer a rollback within "
+              + wait.toMillis()
+              + " ms, or was gone (a handler that throws in the middle of a statement leaves it"
+              + " half-sent); it was aborted, and the server rolls its transaction back",
+          CONNECTION_FAILURE,
+          e);
+    }
+    connection.setNetworkTimeout(CALLING_THREAD, previousTimeout);
+  }
+
+  /** Closes the connection's socket without a round trip, unless it is closed already. */
+  private static void abort(Connection connection, Throwable cause) {
+    try {
+      if (!connection.isClosed()) {
+        connection.abort(CALLING_THREAD);
+      }
+    } catch (SQLException | RuntimeException e) {
+      cause.addSuppressed(e);
+    }
+  }
 
   static Connection begin(DataSource dataSource) throws SQLException {
     Connection connection = dataSource.getConnection();
@@ -86,11 +168,14 @@ final class Transactions {
     }
   }
 
-  /** Rolls back what is open, ignoring a connection that is already gone. */
-  static void rollbackQuietly(Connection connection, Throwable cause) {
+  /**
+   * Rolls back what is open, ignoring a connection that is already gone, and aborting one that does
+   * not answer within {@code wait} ({@link #rollbackAfterFailure}).
+   */
+  static void rollbackQuietly(Connection connection, Throwable cause, Duration wait) {
     try {
       if (!connection.isClosed() && !connection.getAutoCommit()) {
-        connection.rollback();
+        rollbackAfterFailure(connection, null, wait);
       }
     } catch (SQLException e) {
       cause.addSuppressed(e);
@@ -102,16 +187,29 @@ final class Transactions {
    * Rolls back whatever is still open, restores auto-commit and closes (returns to the pool). The
    * rollback comes first because turning auto-commit on commits an open transaction: a handler that
    * threw an {@link Error} past every catch would otherwise have its partial writes committed with
-   * its key. After a commit or rollback the driver sends nothing for it.
+   * its key. After a commit or rollback the driver sends nothing for it. An aborted connection is
+   * only closed.
    */
   static void end(Connection connection) throws SQLException {
     try {
-      if (!connection.getAutoCommit()) {
+      if (!connection.isClosed() && !connection.getAutoCommit()) {
         connection.rollback();
         connection.setAutoCommit(true);
       }
     } finally {
       connection.close();
+    }
+  }
+
+  /** {@link #end}, logging a failure instead of throwing it; nothing to do for null. */
+  static void endQuietly(Connection connection) {
+    if (connection == null) {
+      return;
+    }
+    try {
+      end(connection);
+    } catch (SQLException e) {
+      log.debug("returning a connection failed", e);
     }
   }
 
