@@ -7,11 +7,13 @@ import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.kafka.clients.consumer.Consumer;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.junit.jupiter.api.Test;
@@ -95,13 +97,61 @@ class LoopFailureTest extends KafkaTestSupport {
         stopsVisiblyAndAnotherMemberTakesOver(
             consumer(inbox, topic, group)
                 .consumerFactory(
-                    properties -> failingFirstPoll(new KafkaConsumer<>(properties), pollFails)),
+                    properties ->
+                        failingFirstPollWithRecords(new KafkaConsumer<>(properties), pollFails)),
             inbox,
             topic,
             group);
     assertThat(failure)
         .isInstanceOf(IllegalStateException.class)
         .hasMessage("injected poll failure");
+  }
+
+  /**
+   * A static member (group.instance.id) keeps its partitions across a restart until its session
+   * times out, which is the point of static membership; but a member that stopped on a failure will
+   * not come back, so it must leave the group at once. The session timeout here is 5 minutes, far
+   * beyond the wait: only an explicit leave lets the other member take over in time.
+   */
+  @Test
+  void aStaticMemberThatStopsOnAFailureLeavesItsGroupSoThatAnotherMemberTakesOverAtOnce()
+      throws Exception {
+    String topic = kafka.newTopic("static-failure", 1);
+    String group = newGroup();
+    Inbox inbox = inbox(settings().build());
+    AtomicBoolean pollFails = new AtomicBoolean(true);
+    sendAll(List.of(withKey(topic, "pay-1", "100")));
+    List<Throwable> reported = new CopyOnWriteArrayList<>();
+    closeables.add(
+        consumer(inbox, topic, group)
+            .properties(staticMember(group, "a"))
+            .consumerFactory(
+                properties ->
+                    failingFirstPollWithRecords(new KafkaConsumer<>(properties), pollFails))
+            .handler((record, tx) -> effects.apply(tx, record.key(), 100))
+            .onFailure(reported::add)
+            .build()
+            .start());
+    await("the failure to be reported", Duration.ofSeconds(60), () -> reported.size() == 1);
+
+    closeables.add(
+        consumer(inbox, topic, group)
+            .properties(staticMember(group, "b"))
+            .handler((record, tx) -> effects.apply(tx, record.key(), 100))
+            .build()
+            .start());
+    // Well below both the session timeout and the rebalance timeout of the stopped member.
+    awaitFullyCommitted(group, topic, Duration.ofSeconds(120));
+    assertThat(effects.count()).as("effects").isEqualTo(1);
+    assertThat(reported).as("failures reported").hasSize(1);
+  }
+
+  private Map<String, Object> staticMember(String group, String instance) {
+    Map<String, Object> properties = new HashMap<>(consumerProperties(group));
+    properties.put("group.instance.id", group + "-" + instance);
+    properties.put("session.timeout.ms", 300_000);
+    properties.put("max.poll.interval.ms", 300_000);
+    return properties;
   }
 
   /**
@@ -135,23 +185,30 @@ class LoopFailureTest extends KafkaTestSupport {
     return reported.get(0);
   }
 
-  /** A real consumer whose first poll throws what no Kafka client documents. */
+  /**
+   * A real consumer whose first poll that returns records throws what no Kafka client documents,
+   * once it has joined the group and holds the partitions.
+   */
   @SuppressWarnings("unchecked")
-  private static Consumer<byte[], byte[]> failingFirstPoll(
+  private static Consumer<byte[], byte[]> failingFirstPollWithRecords(
       Consumer<byte[], byte[]> real, AtomicBoolean pollFails) {
     return (Consumer<byte[], byte[]>)
         Proxy.newProxyInstance(
             Consumer.class.getClassLoader(),
             new Class<?>[] {Consumer.class},
             (proxy, method, args) -> {
-              if (method.getName().equals("poll") && pollFails.getAndSet(false)) {
-                throw new IllegalStateException("injected poll failure");
-              }
+              Object result;
               try {
-                return method.invoke(real, args);
+                result = method.invoke(real, args);
               } catch (InvocationTargetException e) {
                 throw e.getCause();
               }
+              if (method.getName().equals("poll")
+                  && !((ConsumerRecords<?, ?>) result).isEmpty()
+                  && pollFails.getAndSet(false)) {
+                throw new IllegalStateException("injected poll failure");
+              }
+              return result;
             });
   }
 
