@@ -51,11 +51,12 @@ import org.slf4j.LoggerFactory;
  *
  * <p>A failing record is retried with backoff by seeking and pausing its partition only, so that
  * the loop keeps polling within {@code max.poll.interval.ms}. After the inbox's {@code
- * maxAttempts}, and at once for records that cannot be deserialized or have no valid key, the
- * record goes to the dead-letter topic (see {@link KafkaDeadLetterPublisher}). A dead letter that
- * cannot be published leaves its record uncommitted: it is logged at ERROR, counted ({@code
- * outcome=dead_letter_failed}) and tried again after a pause, so a partition never moves past a
- * record that was neither handled nor dead-lettered.
+ * maxAttempts}, and at once for records that cannot be deserialized (whatever the deserializer
+ * throws, an {@link Error} included) or have no valid key, the record goes to the dead-letter topic
+ * (see {@link KafkaDeadLetterPublisher}). A dead letter that cannot be published leaves its record
+ * uncommitted: it is logged at ERROR, counted ({@code outcome=dead_letter_failed}) and tried again
+ * after a pause, so a partition never moves past a record that was neither handled nor
+ * dead-lettered.
  *
  * <p>Each record's raw value is fingerprinted ({@link dev.inbox.Fingerprints#ofMessage}), so that a
  * key re-sent with a different value is dead-lettered as {@link DeadLetterReason#MISMATCH} instead
@@ -63,8 +64,8 @@ import org.slf4j.LoggerFactory;
  * throws an {@link Error} fails the attempt like any exception.
  *
  * <p>Should the loop meet anything it cannot handle (an unexpected exception from {@code poll}, an
- * {@link Error} from a key extractor or deserializer), it stops visibly: it closes the consumer,
- * which leaves the group so that its partitions go to other members (a static member, with {@code
+ * {@link Error} from a key extractor), it stops visibly: it closes the consumer, which leaves the
+ * group so that its partitions go to other members (a static member, with {@code
  * group.instance.id}, too), logs at ERROR, reports {@link #isRunning()} false and the cause in
  * {@link #failure()}, and calls {@link Builder#onFailure}. {@link #close()} keeps Kafka's default:
  * a static member stays in the group until its session times out, so that a restart within it gets
