@@ -58,10 +58,11 @@ import org.slf4j.LoggerFactory;
  * after a pause, so a partition never moves past a record that was neither handled nor
  * dead-lettered.
  *
- * <p>Each record's raw value is fingerprinted ({@link dev.inbox.Fingerprints#ofMessage}), so that a
- * key re-sent with a different value is dead-lettered as {@link DeadLetterReason#MISMATCH} instead
- * of committed as a duplicate ({@link Builder#fingerprintPayloads} turns this off). A handler that
- * throws an {@link Error} fails the attempt like any exception.
+ * <p>Each record's raw value is fingerprinted ({@link dev.inbox.Fingerprints#ofMessage}; a null
+ * value, a tombstone, has a fingerprint of its own, unlike an empty value's), so that a key re-sent
+ * with a different value is dead-lettered as {@link DeadLetterReason#MISMATCH} instead of committed
+ * as a duplicate ({@link Builder#fingerprintPayloads} turns this off). A handler that throws an
+ * {@link Error} fails the attempt like any exception.
  *
  * <p>Should the loop meet anything it cannot handle (an unexpected exception from {@code poll}, an
  * {@link Error} from a key extractor), it stops visibly: it closes the consumer, which leaves the
