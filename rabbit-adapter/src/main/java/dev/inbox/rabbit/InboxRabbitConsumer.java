@@ -90,6 +90,9 @@ public final class InboxRabbitConsumer implements AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(InboxRabbitConsumer.class);
 
+  /** How long {@link #close()} waits for the batch in flight. */
+  private static final long CLOSE_TIMEOUT_MILLIS = 30_000;
+
   private enum Action {
     ACK,
     REQUEUE,
@@ -127,6 +130,10 @@ public final class InboxRabbitConsumer implements AutoCloseable {
   private volatile boolean running;
   private Channel channel;
   private volatile Channel deadLetterChannel;
+
+  /** Orders the worker's reopening of the dead-letter channel with its closing. */
+  private final Object deadLetterChannelLock = new Object();
+
   private String consumerTag;
   private Thread worker;
 
@@ -563,13 +570,23 @@ public final class InboxRabbitConsumer implements AutoCloseable {
     return true;
   }
 
-  /** The dead-letter channel in confirm mode, opened again when an earlier failure closed it. */
+  /**
+   * The dead-letter channel in confirm mode, opened again when an earlier failure closed it, but
+   * never once the consumer is closing: {@link #closeChannels} might already have run, and the new
+   * channel would stay open for good.
+   */
   private Channel openDeadLetterChannel() throws IOException {
-    if (!deadLetterChannel.isOpen()) {
-      deadLetterChannel = connection.createChannel();
-      deadLetterChannel.confirmSelect();
+    synchronized (deadLetterChannelLock) {
+      if (!deadLetterChannel.isOpen()) {
+        if (!running) {
+          throw new IOException(
+              "the dead-letter channel closed and the consumer is closing: not opening another");
+        }
+        deadLetterChannel = connection.createChannel();
+        deadLetterChannel.confirmSelect();
+      }
+      return deadLetterChannel;
     }
-    return deadLetterChannel;
   }
 
   private void requeueAll(List<Delivery> batch) {
@@ -594,7 +611,10 @@ public final class InboxRabbitConsumer implements AutoCloseable {
 
   /**
    * Finishes the batch in flight and acknowledges it, cancels the consumer and closes the channel;
-   * deliveries that were buffered but not processed go back to the queue.
+   * deliveries that were buffered but not processed go back to the queue. Waits up to 30 s for the
+   * batch in flight, even when the calling thread is interrupted (its interrupt flag is set again
+   * on return): closing the channel under a running batch would fail its acks, and the broker would
+   * deliver its deliveries again.
    */
   @Override
   public synchronized void close() {
@@ -602,12 +622,37 @@ public final class InboxRabbitConsumer implements AutoCloseable {
       return;
     }
     running = false;
-    try {
-      worker.join(30_000);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
+    awaitWorker();
     closeChannels();
+  }
+
+  private void awaitWorker() {
+    if (Thread.currentThread() == worker) {
+      return; // close() from a handler: the batch in flight is this very call
+    }
+    boolean interrupted = false;
+    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(CLOSE_TIMEOUT_MILLIS);
+    try {
+      while (worker.isAlive()) {
+        long remaining = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+        if (remaining <= 0) {
+          log.warn(
+              "the worker of '{}' did not finish its batch within {} ms; closing its channel",
+              queue,
+              CLOSE_TIMEOUT_MILLIS);
+          return;
+        }
+        try {
+          worker.join(remaining);
+        } catch (InterruptedException e) {
+          interrupted = true;
+        }
+      }
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
+    }
   }
 
   private void closeChannels() {
@@ -619,9 +664,11 @@ public final class InboxRabbitConsumer implements AutoCloseable {
         }
         consuming.close();
       }
-      Channel deadLetters = deadLetterChannel;
-      if (deadLetters != null && deadLetters.isOpen()) {
-        deadLetters.close();
+      synchronized (deadLetterChannelLock) {
+        Channel deadLetters = deadLetterChannel;
+        if (deadLetters != null && deadLetters.isOpen()) {
+          deadLetters.close();
+        }
       }
     } catch (IOException | java.util.concurrent.TimeoutException | RuntimeException e) {
       log.warn("closing the channel of '{}' failed", queue, e);
