@@ -16,6 +16,8 @@ import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -41,7 +43,10 @@ import org.slf4j.LoggerFactory;
  * queues do not count redeliveries) or by a quorum queue's {@code x-delivery-count}, reach {@code
  * maxAttempts}. It is then dead-lettered: republished with reason headers to {@link
  * Builder#deadLetterExchange} when one is set, else rejected without requeue so that the queue's
- * own {@code x-dead-letter-exchange} receives it. A handler that throws an {@link Error} (a {@code
+ * own {@code x-dead-letter-exchange} receives it. A dead letter that cannot be published (no such
+ * exchange, no confirm) is logged at ERROR and counted ({@code outcome=dead_letter_failed}, never
+ * {@code dead_lettered}), and its delivery is requeued after a backoff (200 ms, doubling up to 5 s
+ * while the failures go on), never lost. A handler that throws an {@link Error} (a {@code
  * StackOverflowError}, say) fails the attempt like any exception.
  *
  * <p>By default each delivery's body is fingerprinted ({@link Fingerprints#ofMessage}), so that a
@@ -127,6 +132,17 @@ public final class InboxRabbitConsumer implements AutoCloseable {
   private final AtomicReference<Throwable> failure = new AtomicReference<>();
 
   private final BlockingQueue<Delivery> buffer = new LinkedBlockingQueue<>();
+
+  /**
+   * Deliveries whose dead letter the broker refused, by delivery tag, and when (System.nanoTime) to
+   * requeue them. Requeued at once, such a delivery would come straight back and fail again in a
+   * tight loop; left unsettled with no end, it would be lost to a later multiple ack. Worker only.
+   */
+  private final Map<Long, Long> heldUntil = new LinkedHashMap<>();
+
+  /** Dead letters that could not be published since the last one that could. Worker only. */
+  private int deadLetterFailures;
+
   private volatile boolean running;
   private Channel channel;
   private volatile Channel deadLetterChannel;
@@ -207,14 +223,16 @@ public final class InboxRabbitConsumer implements AutoCloseable {
   private void work() {
     try {
       while (running || !buffer.isEmpty()) {
+        requeueHeldDeliveries(false);
         List<Delivery> batch = nextBatch();
         if (!batch.isEmpty()) {
           process(batch);
         }
         if (!running) {
-          return; // the batch in flight is done; the broker requeues what was never processed
+          break; // the batch in flight is done; the broker requeues what was never processed
         }
       }
+      requeueHeldDeliveries(true);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       if (running) {
@@ -463,7 +481,10 @@ public final class InboxRabbitConsumer implements AutoCloseable {
     }
   }
 
-  /** Acknowledges after the commit: one multiple ack when everything settled. */
+  /**
+   * Acknowledges after the commit: one multiple ack when everything settled and no delivery is
+   * held, since a multiple ack would settle the held ones too.
+   */
   private void settle(
       List<Delivery> batch,
       Action[] actions,
@@ -479,7 +500,7 @@ public final class InboxRabbitConsumer implements AutoCloseable {
         allAcked &= actions[i] == Action.ACK;
         lastTag = Math.max(lastTag, batch.get(i).getEnvelope().getDeliveryTag());
       }
-      if (allAcked) {
+      if (allAcked && heldUntil.isEmpty()) {
         channel.basicAck(lastTag, true);
         return;
       }
@@ -488,13 +509,8 @@ public final class InboxRabbitConsumer implements AutoCloseable {
         long tag = batch.get(i).getEnvelope().getDeliveryTag();
         switch (actions[i]) {
           case ACK -> channel.basicAck(tag, false);
-          case DEAD_LETTER -> {
-            if (!deadLetter(batch.get(i), reasons[i], details[i], failures[i], attempts[i])) {
-              // Left unsettled, a later batch's multiple ack would take it off the queue.
-              actions[i] = Action.REQUEUE;
-              requeued = true;
-            }
-          }
+          case DEAD_LETTER ->
+              deadLetter(batch.get(i), reasons[i], details[i], failures[i], attempts[i]);
           case REQUEUE -> requeued = true;
         }
       }
@@ -516,25 +532,18 @@ public final class InboxRabbitConsumer implements AutoCloseable {
 
   /**
    * Dead-letters one delivery: rejects it, or publishes it to the dead-letter exchange with
-   * confirms and then acks it.
-   *
-   * @return false when the dead letter could not be published (no such exchange, no confirm): the
-   *     delivery is neither acked nor rejected, and the caller must requeue it
+   * confirms and then acks it. A dead letter that could not be published (no such exchange, no
+   * confirm) is logged at ERROR and counted as {@code dead_letter_failed}, and its delivery is held
+   * unsettled until a backoff ends and then requeued (see {@link #heldUntil}).
    */
-  private boolean deadLetter(
+  private void deadLetter(
       Delivery delivery, String reason, String detail, Throwable failure, int attempts)
       throws IOException, InterruptedException {
     long tag = delivery.getEnvelope().getDeliveryTag();
-    metrics.count("dead_lettered", 1);
-    log.warn(
-        "dead-lettering a delivery of '{}' (messageId {}, {}): {}",
-        queue,
-        delivery.getProperties().getMessageId(),
-        reason,
-        detail);
     if (deadLetterExchange == null) {
       channel.basicReject(tag, false);
-      return true;
+      deadLettered(delivery, reason, detail);
+      return;
     }
     Map<String, Object> headers = new HashMap<>();
     if (delivery.getProperties().getHeaders() != null) {
@@ -559,15 +568,58 @@ public final class InboxRabbitConsumer implements AutoCloseable {
     } catch (IOException | java.util.concurrent.TimeoutException | RuntimeException e) {
       // waitForConfirmsOrDie closes the channel on a nack or timeout, and the broker closes it
       // for a missing exchange: the next dead letter opens a new one.
-      log.warn(
-          "publishing the dead letter of a delivery of '{}' to '{}' failed; requeueing it",
+      deadLetterFailures++;
+      Duration backoff = deadLetterBackoff(deadLetterFailures);
+      heldUntil.put(tag, System.nanoTime() + backoff.toNanos());
+      metrics.count("dead_letter_failed", 1);
+      log.error(
+          "the dead letter of a delivery of '{}' (messageId '{}', {}) could not be published to"
+              + " '{}'; the delivery goes back to the queue in {} ms",
           queue,
+          delivery.getProperties().getMessageId(),
+          reason,
           deadLetterExchange,
+          backoff.toMillis(),
           e);
-      return false;
+      return;
     }
+    deadLetterFailures = 0;
     channel.basicAck(tag, false);
-    return true;
+    deadLettered(delivery, reason, detail);
+  }
+
+  private void deadLettered(Delivery delivery, String reason, String detail) {
+    metrics.count("dead_lettered", 1);
+    log.warn(
+        "dead-lettered a delivery of '{}' (messageId '{}', {}): {}",
+        queue,
+        delivery.getProperties().getMessageId(),
+        reason,
+        detail);
+  }
+
+  /** 200 ms after the first failure in a row, doubling up to 5 s. */
+  private static Duration deadLetterBackoff(int failuresInARow) {
+    return Duration.ofMillis(Math.min(5_000, 200L << Math.min(failuresInARow - 1, 5)));
+  }
+
+  /**
+   * Requeues the held deliveries whose backoff has ended, or all of them. A failed requeue needs no
+   * retry: the broker requeues every unsettled delivery when the channel closes.
+   */
+  private void requeueHeldDeliveries(boolean all) {
+    long now = System.nanoTime();
+    for (Iterator<Map.Entry<Long, Long>> it = heldUntil.entrySet().iterator(); it.hasNext(); ) {
+      Map.Entry<Long, Long> held = it.next();
+      if (all || held.getValue() - now <= 0) {
+        it.remove();
+        try {
+          channel.basicNack(held.getKey(), false, true);
+        } catch (IOException | RuntimeException e) {
+          log.warn("requeueing a held delivery of '{}' failed", queue, e);
+        }
+      }
+    }
   }
 
   /**
