@@ -20,6 +20,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 import java.util.regex.Pattern;
+import org.apache.kafka.clients.consumer.CloseOptions;
+import org.apache.kafka.clients.consumer.CloseOptions.GroupMembershipOperation;
 import org.apache.kafka.clients.consumer.CommitFailedException;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -49,21 +51,26 @@ import org.slf4j.LoggerFactory;
  *
  * <p>A failing record is retried with backoff by seeking and pausing its partition only, so that
  * the loop keeps polling within {@code max.poll.interval.ms}. After the inbox's {@code
- * maxAttempts}, and at once for records that cannot be deserialized or have no valid key, the
- * record goes to the dead-letter topic (see {@link KafkaDeadLetterPublisher}). A dead letter that
- * cannot be published leaves its record uncommitted: it is logged at ERROR, counted ({@code
- * outcome=dead_letter_failed}) and tried again after a pause, so a partition never moves past a
- * record that was neither handled nor dead-lettered.
+ * maxAttempts}, and at once for records that cannot be deserialized (whatever the deserializer
+ * throws, an {@link Error} included) or have no valid key, the record goes to the dead-letter topic
+ * (see {@link KafkaDeadLetterPublisher}). A dead letter that cannot be published leaves its record
+ * uncommitted: it is logged at ERROR, counted ({@code outcome=dead_letter_failed}) and tried again
+ * after a pause, so a partition never moves past a record that was neither handled nor
+ * dead-lettered.
  *
- * <p>Each record's raw value is fingerprinted ({@link dev.inbox.Fingerprints#ofMessage}), so that a
- * key re-sent with a different value is dead-lettered as {@link DeadLetterReason#MISMATCH} instead
- * of committed as a duplicate ({@link Builder#fingerprintPayloads} turns this off). A handler that
- * throws an {@link Error} fails the attempt like any exception.
+ * <p>Each record's raw value is fingerprinted ({@link dev.inbox.Fingerprints#ofMessage}; a null
+ * value, a tombstone, has a fingerprint of its own, unlike an empty value's), so that a key re-sent
+ * with a different value is dead-lettered as {@link DeadLetterReason#MISMATCH} instead of committed
+ * as a duplicate ({@link Builder#fingerprintPayloads} turns this off). A handler that throws an
+ * {@link Error} fails the attempt like any exception.
  *
  * <p>Should the loop meet anything it cannot handle (an unexpected exception from {@code poll}, an
- * {@link Error} from a key extractor or deserializer), it stops visibly: it closes the consumer,
- * which leaves the group so that its partitions go to other members, logs at ERROR, reports {@link
- * #isRunning()} false and the cause in {@link #failure()}, and calls {@link Builder#onFailure}.
+ * {@link Error} from a key extractor), it stops visibly: it closes the consumer, which leaves the
+ * group so that its partitions go to other members (a static member, with {@code
+ * group.instance.id}, too), logs at ERROR, reports {@link #isRunning()} false and the cause in
+ * {@link #failure()}, and calls {@link Builder#onFailure}. {@link #close()} keeps Kafka's default:
+ * a static member stays in the group until its session times out, so that a restart within it gets
+ * its partitions back without a rebalance.
  *
  * <pre>{@code
  * InboxKafkaConsumer<String, String> consumer =
@@ -407,13 +414,20 @@ public final class InboxKafkaConsumer<K, V> implements AutoCloseable {
     }
   }
 
-  /** Closes the clients (the consumer leaves its group), then reports a failure, if any. */
+  /** Closes the clients, then reports a failure, if any. */
   private void shutdown(Throwable failed) {
     try {
       if (clientMetrics != null) {
         clientMetrics.close();
       }
-      consumer.close(Duration.ofSeconds(10));
+      // A loop stopped on a failure does not come back: even a static member leaves its group now,
+      // instead of holding its partitions until its session times out.
+      consumer.close(
+          CloseOptions.timeout(Duration.ofSeconds(10))
+              .withGroupMembershipOperation(
+                  failed != null
+                      ? GroupMembershipOperation.LEAVE_GROUP
+                      : GroupMembershipOperation.DEFAULT));
     } catch (RuntimeException e) {
       log.warn("closing the Kafka consumer failed", e);
     }
@@ -444,8 +458,10 @@ public final class InboxKafkaConsumer<K, V> implements AutoCloseable {
   }
 
   /**
-   * Stops the loop: the batch in progress finishes and commits, then the consumer closes. Safe to
-   * call from any thread, a shutdown hook included, and more than once.
+   * Stops the loop: the batch in progress finishes and commits, then the consumer closes with
+   * Kafka's default: a dynamic member leaves its group, a static one ({@code group.instance.id})
+   * keeps its partitions until its session times out, for a restart to take them back. Safe to call
+   * from any thread, a shutdown hook included, and more than once.
    */
   @Override
   public void close() {

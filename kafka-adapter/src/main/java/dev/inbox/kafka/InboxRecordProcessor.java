@@ -33,10 +33,11 @@ import org.slf4j.LoggerFactory;
  * redelivery is recognised as a duplicate.
  *
  * <p>A record's value, when it is a {@code byte[]}, is fingerprinted ({@link
- * Fingerprints#ofMessage}), so that a key re-sent with a different value is dead-lettered as {@link
- * DeadLetterReason#MISMATCH} instead of committed as a duplicate; for other value types give the
- * record's raw bytes with {@link #withPayloadFingerprint}. A handler that throws an {@link Error}
- * (a {@code StackOverflowError}, say) fails the attempt like any exception.
+ * Fingerprints#ofMessage}; a null value, a tombstone, has a fingerprint of its own), so that a key
+ * re-sent with a different value is dead-lettered as {@link DeadLetterReason#MISMATCH} instead of
+ * committed as a duplicate; for other value types give the record's raw bytes with {@link
+ * #withPayloadFingerprint}. A handler that throws an {@link Error} (a {@code StackOverflowError},
+ * say) fails the attempt like any exception.
  *
  * <pre>{@code
  * ProcessedRecords done = processor.process(consumer.poll(timeout));
@@ -170,8 +171,21 @@ public final class InboxRecordProcessor<K, V> {
         inbox, scope, keys, null, handler, newRecordsHandler, deadLetters, backoff, metrics);
   }
 
-  /** The fingerprint of a {@code byte[]} value: the raw bytes as read; null for anything else. */
+  /**
+   * The fingerprint of a null value (a tombstone): of the message kind, so compared with the
+   * values' fingerprints, and equal to none of them, an empty value's included.
+   */
+  private static final byte[] NULL_VALUE_FINGERPRINT =
+      Fingerprints.tagged(Fingerprints.MESSAGE_KIND, new byte[0]);
+
+  /**
+   * The fingerprint of a {@code byte[]} value (the raw bytes as read) or of a null value; null for
+   * a value of any other type.
+   */
   static byte[] bytesFingerprint(ConsumerRecord<?, ?> record) {
+    if (record.value() == null) {
+      return NULL_VALUE_FINGERPRINT.clone();
+    }
     return record.value() instanceof byte[] bytes ? Fingerprints.ofMessage(bytes) : null;
   }
 

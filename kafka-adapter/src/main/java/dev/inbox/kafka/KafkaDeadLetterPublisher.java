@@ -18,9 +18,10 @@ import org.apache.kafka.common.header.internals.RecordHeaders;
  *
  * <p>Added headers: {@value #ORIGINAL_TOPIC}, {@value #ORIGINAL_PARTITION}, {@value
  * #ORIGINAL_OFFSET}, {@value #KEY}, {@value #REASON}, {@value #EXCEPTION_CLASS}, {@value
- * #EXCEPTION_MESSAGE} and {@value #ATTEMPTS}, all UTF-8 strings. The reason is a {@link
- * DeadLetterReason#code()}: {@code invalid_key}, {@code undeserializable}, {@code mismatch}, {@code
- * gave_up} or {@code non_retryable}.
+ * #EXCEPTION_MESSAGE} and {@value #ATTEMPTS}, all UTF-8 strings. For an undeserializable record the
+ * exception class is what the deserializer threw (a {@code SerializationException}, a {@code
+ * StackOverflowError}). The reason is a {@link DeadLetterReason#code()}: {@code invalid_key},
+ * {@code undeserializable}, {@code mismatch}, {@code gave_up} or {@code non_retryable}.
  */
 public final class KafkaDeadLetterPublisher implements DeadLetterSink<byte[], byte[]> {
   public static final String ORIGINAL_TOPIC = "inbox-dlt-original-topic";
@@ -60,7 +61,7 @@ public final class KafkaDeadLetterPublisher implements DeadLetterSink<byte[], by
     }
     add(headers, REASON, deadLetter.reason().code());
     if (deadLetter.failure() != null) {
-      add(headers, EXCEPTION_CLASS, deadLetter.failure().getClass().getName());
+      add(headers, EXCEPTION_CLASS, thrown(deadLetter.failure()).getClass().getName());
     }
     add(headers, EXCEPTION_MESSAGE, deadLetter.description());
     add(headers, ATTEMPTS, Integer.toString(deadLetter.attempts()));
@@ -68,6 +69,16 @@ public final class KafkaDeadLetterPublisher implements DeadLetterSink<byte[], by
         new ProducerRecord<>(
             topicNaming.apply(record.topic()), null, record.key(), record.value(), headers);
     producer.send(letter).get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+  }
+
+  /**
+   * What the user's code threw: for a record that could not be deserialized, the deserializer's
+   * exception or error rather than the adapter's wrapper of it.
+   */
+  private static Throwable thrown(Throwable failure) {
+    return failure instanceof UndeserializableRecordException && failure.getCause() != null
+        ? failure.getCause()
+        : failure;
   }
 
   private static void add(Headers headers, String name, String value) {

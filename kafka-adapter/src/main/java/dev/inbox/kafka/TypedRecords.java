@@ -45,19 +45,24 @@ final class TypedRecords<K, V> {
     return records;
   }
 
+  /**
+   * Deserializes the record, or throws {@link UndeserializableRecordException} for anything a
+   * deserializer throws, an {@link Error} included: a {@code StackOverflowError} on one deeply
+   * nested value is that record's problem, and would stop every member of the group in turn if it
+   * stopped the loop.
+   */
   private ConsumerRecord<K, V> deserialize(ConsumerRecord<byte[], byte[]> raw) {
     K key;
     V value;
     try {
       key = keyDeserializer.deserialize(raw.topic(), raw.headers(), raw.key());
-    } catch (RuntimeException e) {
-      throw new UndeserializableRecordException("cannot deserialize the key: " + e.getMessage(), e);
+    } catch (Throwable e) {
+      throw new UndeserializableRecordException("cannot deserialize the key: " + describe(e), e);
     }
     try {
       value = valueDeserializer.deserialize(raw.topic(), raw.headers(), raw.value());
-    } catch (RuntimeException e) {
-      throw new UndeserializableRecordException(
-          "cannot deserialize the value: " + e.getMessage(), e);
+    } catch (Throwable e) {
+      throw new UndeserializableRecordException("cannot deserialize the value: " + describe(e), e);
     }
     return new ConsumerRecord<>(
         raw.topic(),
@@ -71,5 +76,9 @@ final class TypedRecords<K, V> {
         value,
         raw.headers(),
         raw.leaderEpoch());
+  }
+
+  private static String describe(Throwable e) {
+    return e.getMessage() == null ? e.getClass().getName() : e.getMessage();
   }
 }

@@ -89,6 +89,8 @@ class DeadLetterTest extends KafkaTestSupport {
         .containsKey(KafkaDeadLetterPublisher.ORIGINAL_OFFSET);
     assertThat(letters.get("garbage-1"))
         .containsEntry(KafkaDeadLetterPublisher.REASON, "undeserializable")
+        .containsEntry(
+            KafkaDeadLetterPublisher.EXCEPTION_CLASS, SerializationException.class.getName())
         .containsEntry(KafkaDeadLetterPublisher.ATTEMPTS, "0");
     assertThat(letters.get("garbage-1").get(KafkaDeadLetterPublisher.EXCEPTION_MESSAGE))
         .contains("cannot deserialize the value");
@@ -100,5 +102,54 @@ class DeadLetterTest extends KafkaTestSupport {
         .isEqualTo("the 'idempotency-key' header is not valid UTF-8");
     assertThat(letters.get("x".repeat(256)).get(KafkaDeadLetterPublisher.EXCEPTION_MESSAGE))
         .contains("255");
+  }
+
+  /**
+   * A recursive-descent deserializer overflows its stack on a deeply nested value: that record is
+   * undeserializable like any other, and neither the record before it nor the loop suffers.
+   */
+  @Test
+  void aDeserializerThatThrowsAnErrorDeadLettersTheRecordAndTheLoopGoesOn() throws Exception {
+    String topic = kafka.newTopic("deserializer-error", 1);
+    String group = newGroup();
+    sendAll(
+        List.of(
+            withKey(topic, "ok-1", "1"),
+            withKey(topic, "nested", "[".repeat(100_000)),
+            withKey(topic, "ok-2", "2")));
+    Deserializer<String> nesting = (t, data) -> nest(new String(data, StandardCharsets.UTF_8), 0);
+    InboxKafkaConsumer<String, String> consumer =
+        InboxKafkaConsumer.builder(new StringDeserializer(), nesting)
+            .properties(consumerProperties(group))
+            .topics(topic)
+            .inbox(inbox(settings().build()))
+            .handler(
+                (record, tx) -> effects.apply(tx, record.key(), Long.parseLong(record.value())))
+            .build()
+            .start();
+    closeables.add(consumer);
+    await(
+        "2 effects, or the loop to stop",
+        Duration.ofSeconds(60),
+        () -> effects.count() == 2 || !consumer.isRunning());
+    assertThat(consumer.failure()).as("what stopped the loop").isEmpty();
+    awaitFullyCommitted(group, topic, Duration.ofSeconds(60));
+
+    assertThat(effects.count()).as("effects").isEqualTo(2);
+    assertThat(effects.sum()).as("sum").isEqualTo(3);
+    Map<String, Map<String, String>> letters = readDeadLetters(topic + ".DLT", 1);
+    assertThat(letters).hasSize(1);
+    assertThat(letters.get("nested"))
+        .containsEntry(KafkaDeadLetterPublisher.REASON, "undeserializable")
+        .containsEntry(
+            KafkaDeadLetterPublisher.EXCEPTION_CLASS, StackOverflowError.class.getName());
+    assertThat(consumer.isRunning()).isTrue();
+  }
+
+  /** Parses leading brackets one call deep each, as a recursive-descent parser does. */
+  private static String nest(String text, int at) {
+    return at < text.length() && text.charAt(at) == '['
+        ? "[" + nest(text, at + 1)
+        : text.substring(at);
   }
 }

@@ -7,11 +7,13 @@ import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.kafka.clients.consumer.Consumer;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.junit.jupiter.api.Test;
@@ -95,13 +97,44 @@ class LoopFailureTest extends KafkaTestSupport {
         stopsVisiblyAndAnotherMemberTakesOver(
             consumer(inbox, topic, group)
                 .consumerFactory(
-                    properties -> failingFirstPoll(new KafkaConsumer<>(properties), pollFails)),
+                    properties ->
+                        failingFirstPollWithRecords(new KafkaConsumer<>(properties), pollFails)),
             inbox,
             topic,
             group);
     assertThat(failure)
         .isInstanceOf(IllegalStateException.class)
         .hasMessage("injected poll failure");
+  }
+
+  /**
+   * A static member (group.instance.id) keeps its partitions across a restart until its session
+   * times out, which is the point of static membership; but a member that stopped on a failure will
+   * not come back, so it must leave the group at once.
+   */
+  @Test
+  void aStaticMemberThatStopsOnAFailureLeavesItsGroupSoThatAnotherMemberTakesOverAtOnce()
+      throws Exception {
+    String topic = kafka.newTopic("static-failure", 1);
+    String group = newGroup();
+    Inbox inbox = inbox(settings().build());
+    AtomicBoolean pollFails = new AtomicBoolean(true);
+    Map<String, Object> staticMember = new HashMap<>(consumerProperties(group));
+    staticMember.put("group.instance.id", group + "-static");
+    // Both far beyond the wait for the takeover: only an explicit leave lets it happen in time.
+    staticMember.put("session.timeout.ms", 300_000);
+    staticMember.put("max.poll.interval.ms", 300_000);
+    Throwable failure =
+        stopsVisiblyAndAnotherMemberTakesOver(
+            consumer(inbox, topic, group)
+                .properties(staticMember)
+                .consumerFactory(
+                    properties ->
+                        failingFirstPollWithRecords(new KafkaConsumer<>(properties), pollFails)),
+            inbox,
+            topic,
+            group);
+    assertThat(failure).hasMessage("injected poll failure");
   }
 
   /**
@@ -135,23 +168,30 @@ class LoopFailureTest extends KafkaTestSupport {
     return reported.get(0);
   }
 
-  /** A real consumer whose first poll throws what no Kafka client documents. */
+  /**
+   * A real consumer whose first poll that returns records throws what no Kafka client documents,
+   * once it has joined the group and holds the partitions.
+   */
   @SuppressWarnings("unchecked")
-  private static Consumer<byte[], byte[]> failingFirstPoll(
+  private static Consumer<byte[], byte[]> failingFirstPollWithRecords(
       Consumer<byte[], byte[]> real, AtomicBoolean pollFails) {
     return (Consumer<byte[], byte[]>)
         Proxy.newProxyInstance(
             Consumer.class.getClassLoader(),
             new Class<?>[] {Consumer.class},
             (proxy, method, args) -> {
-              if (method.getName().equals("poll") && pollFails.getAndSet(false)) {
-                throw new IllegalStateException("injected poll failure");
-              }
+              Object result;
               try {
-                return method.invoke(real, args);
+                result = method.invoke(real, args);
               } catch (InvocationTargetException e) {
                 throw e.getCause();
               }
+              if (method.getName().equals("poll")
+                  && !((ConsumerRecords<?, ?>) result).isEmpty()
+                  && pollFails.getAndSet(false)) {
+                throw new IllegalStateException("injected poll failure");
+              }
+              return result;
             });
   }
 

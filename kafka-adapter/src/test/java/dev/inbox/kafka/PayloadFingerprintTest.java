@@ -40,6 +40,48 @@ class PayloadFingerprintTest extends KafkaTestSupport {
     }
   }
 
+  /**
+   * A null value (a tombstone) is a value of its own: neither a match for any amount nor for an
+   * empty value. Each pair is sent in two polls, so that the second is compared with a record.
+   */
+  @Test
+  void aNullValueReusingAKeyOrFollowedByAValueIsAMismatchAndARepeatedNullADuplicate()
+      throws Exception {
+    String topic = kafka.newTopic("tombstone", 1);
+    String group = newGroup();
+    closeables.add(
+        consumer(inbox(settings().build()), topic, group)
+            .handler((record, tx) -> effects.apply(tx, record.key(), amountOrZero(record.value())))
+            .build()
+            .start());
+    sendAll(
+        List.of(
+            withKey(topic, "pay-1", "100"),
+            withKey(topic, "pay-2", null),
+            withKey(topic, "pay-3", null),
+            withKey(topic, "pay-4", "")));
+    awaitFullyCommitted(group, topic, Duration.ofSeconds(60));
+    sendAll(
+        List.of(
+            withKey(topic, "pay-1", null),
+            withKey(topic, "pay-2", "999999"),
+            withKey(topic, "pay-3", null),
+            withKey(topic, "pay-4", null)));
+    awaitFullyCommitted(group, topic, Duration.ofSeconds(60));
+
+    assertThat(effects.count()).as("effects").isEqualTo(4);
+    assertThat(effects.sum()).as("sum").isEqualTo(100);
+    Map<String, Map<String, String>> letters = readDeadLetters(topic + ".DLT", 3);
+    assertThat(letters).as("dead letters by key").containsOnlyKeys("pay-1", "pay-2", "pay-4");
+    for (Map<String, String> letter : letters.values()) {
+      assertThat(letter).containsEntry(KafkaDeadLetterPublisher.REASON, "mismatch");
+    }
+  }
+
+  private static long amountOrZero(String value) {
+    return value == null || value.isEmpty() ? 0 : Long.parseLong(value);
+  }
+
   @Test
   void withFingerprintsOffAKeyResentWithAnotherAmountIsCommittedAsADuplicate() throws Exception {
     String topic = kafka.newTopic("mismatch-off", 1);

@@ -7,7 +7,7 @@ import java.time.Duration;
 
 /**
  * {@code inbox.rabbit.deliveries} (counter; tags queue, outcome = new, duplicate, failed,
- * dead_lettered) and {@code inbox.rabbit.batch.latency} (timer; tag queue).
+ * dead_lettered, dead_letter_failed) and {@code inbox.rabbit.batch.latency} (timer; tag queue).
  */
 final class DeliveryMetrics {
   private final MeterRegistry registry;

@@ -16,6 +16,8 @@ import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -41,7 +43,10 @@ import org.slf4j.LoggerFactory;
  * queues do not count redeliveries) or by a quorum queue's {@code x-delivery-count}, reach {@code
  * maxAttempts}. It is then dead-lettered: republished with reason headers to {@link
  * Builder#deadLetterExchange} when one is set, else rejected without requeue so that the queue's
- * own {@code x-dead-letter-exchange} receives it. A handler that throws an {@link Error} (a {@code
+ * own {@code x-dead-letter-exchange} receives it. A dead letter that cannot be published (no such
+ * exchange, no confirm) is logged at ERROR and counted ({@code outcome=dead_letter_failed}, never
+ * {@code dead_lettered}), and its delivery is requeued after a backoff (200 ms, doubling up to 5 s
+ * while the failures go on), never lost. A handler that throws an {@link Error} (a {@code
  * StackOverflowError}, say) fails the attempt like any exception.
  *
  * <p>By default each delivery's body is fingerprinted ({@link Fingerprints#ofMessage}), so that a
@@ -90,6 +95,9 @@ public final class InboxRabbitConsumer implements AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(InboxRabbitConsumer.class);
 
+  /** How long {@link #close()} waits for the batch in flight. */
+  private static final long CLOSE_TIMEOUT_MILLIS = 30_000;
+
   private enum Action {
     ACK,
     REQUEUE,
@@ -124,9 +132,24 @@ public final class InboxRabbitConsumer implements AutoCloseable {
   private final AtomicReference<Throwable> failure = new AtomicReference<>();
 
   private final BlockingQueue<Delivery> buffer = new LinkedBlockingQueue<>();
+
+  /**
+   * Deliveries whose dead letter the broker refused, by delivery tag, and when (System.nanoTime) to
+   * requeue them. Requeued at once, such a delivery would come straight back and fail again in a
+   * tight loop; left unsettled with no end, it would be lost to a later multiple ack. Worker only.
+   */
+  private final Map<Long, Long> heldUntil = new LinkedHashMap<>();
+
+  /** Dead letters that could not be published since the last one that could. Worker only. */
+  private int deadLetterFailures;
+
   private volatile boolean running;
   private Channel channel;
   private volatile Channel deadLetterChannel;
+
+  /** Orders the worker's reopening of the dead-letter channel with its closing. */
+  private final Object deadLetterChannelLock = new Object();
+
   private String consumerTag;
   private Thread worker;
 
@@ -200,14 +223,16 @@ public final class InboxRabbitConsumer implements AutoCloseable {
   private void work() {
     try {
       while (running || !buffer.isEmpty()) {
+        requeueHeldDeliveries(false);
         List<Delivery> batch = nextBatch();
         if (!batch.isEmpty()) {
           process(batch);
         }
         if (!running) {
-          return; // the batch in flight is done; the broker requeues what was never processed
+          break; // the batch in flight is done; the broker requeues what was never processed
         }
       }
+      requeueHeldDeliveries(true);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       if (running) {
@@ -456,7 +481,10 @@ public final class InboxRabbitConsumer implements AutoCloseable {
     }
   }
 
-  /** Acknowledges after the commit: one multiple ack when everything settled. */
+  /**
+   * Acknowledges after the commit: one multiple ack when everything settled and no delivery is
+   * held, since a multiple ack would settle the held ones too.
+   */
   private void settle(
       List<Delivery> batch,
       Action[] actions,
@@ -472,7 +500,7 @@ public final class InboxRabbitConsumer implements AutoCloseable {
         allAcked &= actions[i] == Action.ACK;
         lastTag = Math.max(lastTag, batch.get(i).getEnvelope().getDeliveryTag());
       }
-      if (allAcked) {
+      if (allAcked && heldUntil.isEmpty()) {
         channel.basicAck(lastTag, true);
         return;
       }
@@ -481,13 +509,8 @@ public final class InboxRabbitConsumer implements AutoCloseable {
         long tag = batch.get(i).getEnvelope().getDeliveryTag();
         switch (actions[i]) {
           case ACK -> channel.basicAck(tag, false);
-          case DEAD_LETTER -> {
-            if (!deadLetter(batch.get(i), reasons[i], details[i], failures[i], attempts[i])) {
-              // Left unsettled, a later batch's multiple ack would take it off the queue.
-              actions[i] = Action.REQUEUE;
-              requeued = true;
-            }
-          }
+          case DEAD_LETTER ->
+              deadLetter(batch.get(i), reasons[i], details[i], failures[i], attempts[i]);
           case REQUEUE -> requeued = true;
         }
       }
@@ -509,25 +532,18 @@ public final class InboxRabbitConsumer implements AutoCloseable {
 
   /**
    * Dead-letters one delivery: rejects it, or publishes it to the dead-letter exchange with
-   * confirms and then acks it.
-   *
-   * @return false when the dead letter could not be published (no such exchange, no confirm): the
-   *     delivery is neither acked nor rejected, and the caller must requeue it
+   * confirms and then acks it. A dead letter that could not be published (no such exchange, no
+   * confirm) is logged at ERROR and counted as {@code dead_letter_failed}, and its delivery is held
+   * unsettled until a backoff ends and then requeued (see {@link #heldUntil}).
    */
-  private boolean deadLetter(
+  private void deadLetter(
       Delivery delivery, String reason, String detail, Throwable failure, int attempts)
       throws IOException, InterruptedException {
     long tag = delivery.getEnvelope().getDeliveryTag();
-    metrics.count("dead_lettered", 1);
-    log.warn(
-        "dead-lettering a delivery of '{}' (messageId {}, {}): {}",
-        queue,
-        delivery.getProperties().getMessageId(),
-        reason,
-        detail);
     if (deadLetterExchange == null) {
       channel.basicReject(tag, false);
-      return true;
+      deadLettered(delivery, reason, detail);
+      return;
     }
     Map<String, Object> headers = new HashMap<>();
     if (delivery.getProperties().getHeaders() != null) {
@@ -552,24 +568,77 @@ public final class InboxRabbitConsumer implements AutoCloseable {
     } catch (IOException | java.util.concurrent.TimeoutException | RuntimeException e) {
       // waitForConfirmsOrDie closes the channel on a nack or timeout, and the broker closes it
       // for a missing exchange: the next dead letter opens a new one.
-      log.warn(
-          "publishing the dead letter of a delivery of '{}' to '{}' failed; requeueing it",
+      deadLetterFailures++;
+      Duration backoff = deadLetterBackoff(deadLetterFailures);
+      heldUntil.put(tag, System.nanoTime() + backoff.toNanos());
+      metrics.count("dead_letter_failed", 1);
+      log.error(
+          "the dead letter of a delivery of '{}' (messageId '{}', {}) could not be published to"
+              + " '{}'; the delivery goes back to the queue in {} ms",
           queue,
+          delivery.getProperties().getMessageId(),
+          reason,
           deadLetterExchange,
+          backoff.toMillis(),
           e);
-      return false;
+      return;
     }
+    deadLetterFailures = 0;
     channel.basicAck(tag, false);
-    return true;
+    deadLettered(delivery, reason, detail);
   }
 
-  /** The dead-letter channel in confirm mode, opened again when an earlier failure closed it. */
-  private Channel openDeadLetterChannel() throws IOException {
-    if (!deadLetterChannel.isOpen()) {
-      deadLetterChannel = connection.createChannel();
-      deadLetterChannel.confirmSelect();
+  private void deadLettered(Delivery delivery, String reason, String detail) {
+    metrics.count("dead_lettered", 1);
+    log.warn(
+        "dead-lettered a delivery of '{}' (messageId '{}', {}): {}",
+        queue,
+        delivery.getProperties().getMessageId(),
+        reason,
+        detail);
+  }
+
+  /** 200 ms after the first failure in a row, doubling up to 5 s. */
+  private static Duration deadLetterBackoff(int failuresInARow) {
+    return Duration.ofMillis(Math.min(5_000, 200L << Math.min(failuresInARow - 1, 5)));
+  }
+
+  /**
+   * Requeues the held deliveries whose backoff has ended, or all of them. A failed requeue needs no
+   * retry: the broker requeues every unsettled delivery when the channel closes.
+   */
+  private void requeueHeldDeliveries(boolean all) {
+    long now = System.nanoTime();
+    for (Iterator<Map.Entry<Long, Long>> it = heldUntil.entrySet().iterator(); it.hasNext(); ) {
+      Map.Entry<Long, Long> held = it.next();
+      if (all || held.getValue() - now <= 0) {
+        it.remove();
+        try {
+          channel.basicNack(held.getKey(), false, true);
+        } catch (IOException | RuntimeException e) {
+          log.warn("requeueing a held delivery of '{}' failed", queue, e);
+        }
+      }
     }
-    return deadLetterChannel;
+  }
+
+  /**
+   * The dead-letter channel in confirm mode, opened again when an earlier failure closed it, but
+   * never once the consumer is closing: {@link #closeChannels} might already have run, and the new
+   * channel would stay open for good.
+   */
+  private Channel openDeadLetterChannel() throws IOException {
+    synchronized (deadLetterChannelLock) {
+      if (!deadLetterChannel.isOpen()) {
+        if (!running) {
+          throw new IOException(
+              "the dead-letter channel closed and the consumer is closing: not opening another");
+        }
+        deadLetterChannel = connection.createChannel();
+        deadLetterChannel.confirmSelect();
+      }
+      return deadLetterChannel;
+    }
   }
 
   private void requeueAll(List<Delivery> batch) {
@@ -594,7 +663,10 @@ public final class InboxRabbitConsumer implements AutoCloseable {
 
   /**
    * Finishes the batch in flight and acknowledges it, cancels the consumer and closes the channel;
-   * deliveries that were buffered but not processed go back to the queue.
+   * deliveries that were buffered but not processed go back to the queue. Waits up to 30 s for the
+   * batch in flight, even when the calling thread is interrupted (its interrupt flag is set again
+   * on return): closing the channel under a running batch would fail its acks, and the broker would
+   * deliver its deliveries again.
    */
   @Override
   public synchronized void close() {
@@ -602,12 +674,37 @@ public final class InboxRabbitConsumer implements AutoCloseable {
       return;
     }
     running = false;
-    try {
-      worker.join(30_000);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
+    awaitWorker();
     closeChannels();
+  }
+
+  private void awaitWorker() {
+    if (Thread.currentThread() == worker) {
+      return; // close() from a handler: the batch in flight is this very call
+    }
+    boolean interrupted = false;
+    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(CLOSE_TIMEOUT_MILLIS);
+    try {
+      while (worker.isAlive()) {
+        long remaining = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+        if (remaining <= 0) {
+          log.warn(
+              "the worker of '{}' did not finish its batch within {} ms; closing its channel",
+              queue,
+              CLOSE_TIMEOUT_MILLIS);
+          return;
+        }
+        try {
+          worker.join(remaining);
+        } catch (InterruptedException e) {
+          interrupted = true;
+        }
+      }
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
+    }
   }
 
   private void closeChannels() {
@@ -619,9 +716,11 @@ public final class InboxRabbitConsumer implements AutoCloseable {
         }
         consuming.close();
       }
-      Channel deadLetters = deadLetterChannel;
-      if (deadLetters != null && deadLetters.isOpen()) {
-        deadLetters.close();
+      synchronized (deadLetterChannelLock) {
+        Channel deadLetters = deadLetterChannel;
+        if (deadLetters != null && deadLetters.isOpen()) {
+          deadLetters.close();
+        }
       }
     } catch (IOException | java.util.concurrent.TimeoutException | RuntimeException e) {
       log.warn("closing the channel of '{}' failed", queue, e);

@@ -222,11 +222,6 @@ class RabbitExactlyOnceTest extends RabbitTestSupport {
     return null;
   }
 
-  private static double count(SimpleMeterRegistry registry, String outcome) {
-    var counter = registry.find("inbox.rabbit.deliveries").tag("outcome", outcome).counter();
-    return counter == null ? 0 : counter.count();
-  }
-
   @Test
   void aDeadLetterThatCannotBePublishedIsRequeuedAndTheBatchAfterItIsNotLost() throws Exception {
     Inbox inbox = inbox(settings().maxAttempts(3).build());

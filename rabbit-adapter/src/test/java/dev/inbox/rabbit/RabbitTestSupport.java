@@ -14,6 +14,7 @@ import dev.inbox.testing.EffectsTable;
 import dev.inbox.testing.PaymentStream;
 import dev.inbox.testing.TestDataSources;
 import dev.inbox.testing.TestRabbit;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.nio.charset.StandardCharsets;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -153,6 +154,12 @@ abstract class RabbitTestSupport {
 
   protected static String detail(GetResponse deadLetter) {
     return deadLetter.getProps().getHeaders().get(InboxRabbitConsumer.DETAIL_HEADER).toString();
+  }
+
+  /** The {@code inbox.rabbit.deliveries} counted with this outcome. */
+  protected static double count(MeterRegistry registry, String outcome) {
+    var counter = registry.find("inbox.rabbit.deliveries").tag("outcome", outcome).counter();
+    return counter == null ? 0 : counter.count();
   }
 
   protected long readyMessages(String name) throws Exception {
