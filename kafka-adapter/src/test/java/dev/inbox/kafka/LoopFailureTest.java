@@ -92,16 +92,9 @@ class LoopFailureTest extends KafkaTestSupport {
     String topic = kafka.newTopic("poll-failure", 1);
     String group = newGroup();
     Inbox inbox = inbox(settings().build());
-    AtomicBoolean pollFails = new AtomicBoolean(true);
     Throwable failure =
         stopsVisiblyAndAnotherMemberTakesOver(
-            consumer(inbox, topic, group)
-                .consumerFactory(
-                    properties ->
-                        failingFirstPollWithRecords(new KafkaConsumer<>(properties), pollFails)),
-            inbox,
-            topic,
-            group);
+            failingFirstPollWithRecords(consumer(inbox, topic, group)), inbox, topic, group);
     assertThat(failure)
         .isInstanceOf(IllegalStateException.class)
         .hasMessage("injected poll failure");
@@ -118,7 +111,6 @@ class LoopFailureTest extends KafkaTestSupport {
     String topic = kafka.newTopic("static-failure", 1);
     String group = newGroup();
     Inbox inbox = inbox(settings().build());
-    AtomicBoolean pollFails = new AtomicBoolean(true);
     Map<String, Object> staticMember = new HashMap<>(consumerProperties(group));
     staticMember.put("group.instance.id", group + "-static");
     // Both far beyond the wait for the takeover: only an explicit leave lets it happen in time.
@@ -126,11 +118,7 @@ class LoopFailureTest extends KafkaTestSupport {
     staticMember.put("max.poll.interval.ms", 300_000);
     Throwable failure =
         stopsVisiblyAndAnotherMemberTakesOver(
-            consumer(inbox, topic, group)
-                .properties(staticMember)
-                .consumerFactory(
-                    properties ->
-                        failingFirstPollWithRecords(new KafkaConsumer<>(properties), pollFails)),
+            failingFirstPollWithRecords(consumer(inbox, topic, group).properties(staticMember)),
             inbox,
             topic,
             group);
@@ -169,30 +157,35 @@ class LoopFailureTest extends KafkaTestSupport {
   }
 
   /**
-   * A real consumer whose first poll that returns records throws what no Kafka client documents,
-   * once it has joined the group and holds the partitions.
+   * The loop with a real consumer whose first poll that returns records throws what no Kafka client
+   * documents, once it has joined the group and holds the partitions.
    */
   @SuppressWarnings("unchecked")
-  private static Consumer<byte[], byte[]> failingFirstPollWithRecords(
-      Consumer<byte[], byte[]> real, AtomicBoolean pollFails) {
-    return (Consumer<byte[], byte[]>)
-        Proxy.newProxyInstance(
-            Consumer.class.getClassLoader(),
-            new Class<?>[] {Consumer.class},
-            (proxy, method, args) -> {
-              Object result;
-              try {
-                result = method.invoke(real, args);
-              } catch (InvocationTargetException e) {
-                throw e.getCause();
-              }
-              if (method.getName().equals("poll")
-                  && !((ConsumerRecords<?, ?>) result).isEmpty()
-                  && pollFails.getAndSet(false)) {
-                throw new IllegalStateException("injected poll failure");
-              }
-              return result;
-            });
+  private static InboxKafkaConsumer.Builder<String, String> failingFirstPollWithRecords(
+      InboxKafkaConsumer.Builder<String, String> loop) {
+    AtomicBoolean pollFails = new AtomicBoolean(true);
+    return loop.consumerFactory(
+        properties -> {
+          Consumer<byte[], byte[]> real = new KafkaConsumer<>(properties);
+          return (Consumer<byte[], byte[]>)
+              Proxy.newProxyInstance(
+                  Consumer.class.getClassLoader(),
+                  new Class<?>[] {Consumer.class},
+                  (proxy, method, args) -> {
+                    Object result;
+                    try {
+                      result = method.invoke(real, args);
+                    } catch (InvocationTargetException e) {
+                      throw e.getCause();
+                    }
+                    if (method.getName().equals("poll")
+                        && !((ConsumerRecords<?, ?>) result).isEmpty()
+                        && pollFails.getAndSet(false)) {
+                      throw new IllegalStateException("injected poll failure");
+                    }
+                    return result;
+                  });
+        });
   }
 
   private static int recurse(int depth) {
