@@ -1,11 +1,13 @@
 package dev.inbox.benchmarks;
 
 import dev.inbox.examples.EmbeddedKafkaBroker;
+import dev.inbox.examples.KafkaProducers;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -76,20 +78,10 @@ final class BenchmarkKafka implements AutoCloseable {
    * acknowledged.
    */
   void produce(String topic, Workload workload) {
-    Map<String, Object> properties =
-        Map.of(
-            ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
-            bootstrapServers,
-            ProducerConfig.ACKS_CONFIG,
-            "all",
-            ProducerConfig.LINGER_MS_CONFIG,
-            5,
-            ProducerConfig.BATCH_SIZE_CONFIG,
-            256 * 1024,
-            ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG,
-            StringSerializer.class,
-            ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG,
-            ByteArraySerializer.class);
+    Map<String, Object> properties = new HashMap<>(KafkaProducers.config(bootstrapServers));
+    properties.put(ProducerConfig.BATCH_SIZE_CONFIG, 256 * 1024);
+    properties.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class);
+    properties.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);
     AtomicReference<Exception> failure = new AtomicReference<>();
     try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(properties)) {
       for (Workload.Payment payment : workload.messages) {

@@ -3,12 +3,10 @@ package dev.inbox.examples;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.KafkaException;
@@ -98,18 +96,11 @@ final class KafkaProducerCommand implements Callable<Integer> {
 
   /** Sends every payment and waits for every ack. */
   static void send(String bootstrapServers, String topic, List<Payment> payments) throws Exception {
-    Map<String, Object> config =
-        Map.of(
-            ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
-            bootstrapServers,
-            ProducerConfig.ACKS_CONFIG,
-            "all",
-            ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG,
-            true,
-            ProducerConfig.LINGER_MS_CONFIG,
-            5);
     try (KafkaProducer<String, byte[]> producer =
-        new KafkaProducer<>(config, new StringSerializer(), new ByteArraySerializer())) {
+        new KafkaProducer<>(
+            KafkaProducers.config(bootstrapServers),
+            new StringSerializer(),
+            new ByteArraySerializer())) {
       List<Future<RecordMetadata>> acks = new ArrayList<>(payments.size());
       for (Payment payment : payments) {
         ProducerRecord<String, byte[]> record =

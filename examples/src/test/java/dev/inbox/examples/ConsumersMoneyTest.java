@@ -101,7 +101,7 @@ class ConsumersMoneyTest {
     String topic = TestKafka.shared().newTopic("kmoney", 1);
     try (KafkaProducer<String, byte[]> producer =
         new KafkaProducer<>(
-            TestKafka.producerConfig(bootstrap),
+            TestKafka.shared().producerConfig(),
             new StringSerializer(),
             new ByteArraySerializer())) {
       for (Send send : sends(prefix, account)) {

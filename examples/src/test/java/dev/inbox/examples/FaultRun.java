@@ -307,9 +307,9 @@ final class FaultRun {
   /** The payments and the poison, mixed in at random points; retries until every ack arrived. */
   private Void sendKafka(String bootstrap, List<Payment> payments) throws Exception {
     KafkaProducerCommand.send(bootstrap, topic, payments);
-    Map<String, Object> config = Map.of("bootstrap.servers", bootstrap, "acks", "all");
     try (KafkaProducer<String, byte[]> producer =
-        new KafkaProducer<>(config, new StringSerializer(), new ByteArraySerializer())) {
+        new KafkaProducer<>(
+            KafkaProducers.config(bootstrap), new StringSerializer(), new ByteArraySerializer())) {
       for (String key : poisonKeys("kafka")) {
         ProducerRecord<String, byte[]> record =
             new ProducerRecord<>(topic, key, POISON.getBytes(StandardCharsets.UTF_8));

@@ -1,13 +1,12 @@
 package dev.inbox.kafka;
 
 import dev.inbox.testing.PaymentStream;
+import dev.inbox.testing.TestKafka;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.Future;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.serialization.StringSerializer;
@@ -19,13 +18,7 @@ final class PaymentSender {
   static void send(PaymentStream stream, String bootstrapServers, String topic) throws Exception {
     try (KafkaProducer<String, String> producer =
         new KafkaProducer<>(
-            Map.of(
-                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
-                bootstrapServers,
-                ProducerConfig.LINGER_MS_CONFIG,
-                5,
-                ProducerConfig.ACKS_CONFIG,
-                "all"),
+            TestKafka.producerConfig(bootstrapServers),
             new StringSerializer(),
             new StringSerializer())) {
       List<Future<RecordMetadata>> sent = new ArrayList<>();

@@ -1,5 +1,6 @@
 package dev.inbox.testing;
 
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -8,7 +9,12 @@ import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.TopicPartitionInfo;
+import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.apache.kafka.common.test.KafkaClusterTestKit;
 import org.apache.kafka.common.test.TestKitNodes;
@@ -28,6 +34,9 @@ import org.testcontainers.kafka.KafkaContainer;
 public final class TestKafka {
   public static final String PROPERTY = "inbox.test.bootstrap-servers";
   public static final String ENVIRONMENT = "INBOX_TEST_BOOTSTRAP_SERVERS";
+
+  /** How long a new topic may take to be ready, on a busy machine. */
+  private static final int READY_TIMEOUT_MS = 120_000;
 
   private static final Logger log = LoggerFactory.getLogger(TestKafka.class);
   private static volatile TestKafka shared;
@@ -148,13 +157,25 @@ public final class TestKafka {
         5);
   }
 
-  /** Creates a topic with a random name that starts with {@code prefix}. */
+  /**
+   * Creates a topic with a random name that starts with {@code prefix}, and returns once every
+   * partition's leader answers: the broker names a leader in its metadata before the partition is
+   * ready to take records, and a producer that sends in between gets NOT_LEADER_OR_FOLLOWER (which
+   * {@link #producerConfig} makes harmless, but a test should not depend on a retry).
+   */
   public String newTopic(String prefix, int partitions) {
     String name = prefix + "-" + UUID.randomUUID().toString().substring(0, 8);
-    try (Admin admin =
-        Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers))) {
-      admin.createTopics(List.of(new NewTopic(name, partitions, (short) 1))).all().get();
-      awaitLeaders(admin, name);
+    try (Admin admin = Admin.create(adminConfig())) {
+      try {
+        admin.createTopics(List.of(new NewTopic(name, partitions, (short) 1))).all().get();
+      } catch (ExecutionException e) {
+        // The admin client retries a request that timed out on a busy broker; if the first one
+        // went through, the retry finds the topic: ours, since its name is random.
+        if (!(e.getCause() instanceof TopicExistsException)) {
+          throw e;
+        }
+      }
+      awaitPartitionLeaders(admin, name);
     } catch (ExecutionException e) {
       throw new IllegalStateException("could not create topic " + name, e.getCause());
     } catch (InterruptedException e) {
@@ -164,34 +185,42 @@ public final class TestKafka {
     return name;
   }
 
+  /** Generous timeouts: on a machine whose CPUs are busy, the broker answers slowly. */
+  private Map<String, Object> adminConfig() {
+    return Map.of(
+        AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG,
+        bootstrapServers,
+        AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG,
+        60_000,
+        AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG,
+        READY_TIMEOUT_MS);
+  }
+
   /**
-   * Waits until the broker knows a leader for every partition of a new topic. A producer that sends
-   * before then gets NOT_LEADER_OR_FOLLOWER, and its idempotent retries can then be refused as out
-   * of sequence until its delivery timeout (seen once in a CI run).
+   * Waits until the broker knows the topic and the leader of every partition answers a ListOffsets
+   * request. That request is served by the partition's leader itself, which answers
+   * NOT_LEADER_OR_FOLLOWER (retried by the admin client) until it has taken the partition over; the
+   * topic's metadata alone can name a leader sooner.
    */
-  private static void awaitLeaders(Admin admin, String topic)
+  private static void awaitPartitionLeaders(Admin admin, String topic)
       throws ExecutionException, InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(READY_TIMEOUT_MS);
     while (true) {
       try {
-        if (admin
-            .describeTopics(List.of(topic))
-            .allTopicNames()
-            .get()
-            .get(topic)
-            .partitions()
-            .stream()
-            .allMatch(p -> p.leader() != null && !p.leader().isEmpty())) {
-          return;
+        TopicDescription description =
+            admin.describeTopics(List.of(topic)).allTopicNames().get().get(topic);
+        Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
+        for (TopicPartitionInfo partition : description.partitions()) {
+          latest.put(new TopicPartition(topic, partition.partition()), OffsetSpec.latest());
         }
+        admin.listOffsets(latest).all().get();
+        return;
       } catch (ExecutionException e) {
         // Right after its creation the broker may not know the topic yet.
-        if (!(e.getCause() instanceof UnknownTopicOrPartitionException)) {
+        if (!(e.getCause() instanceof UnknownTopicOrPartitionException)
+            || System.nanoTime() > deadline) {
           throw e;
         }
-      }
-      if (System.nanoTime() > deadline) {
-        throw new IllegalStateException("topic " + topic + " has no leader after 30 s");
       }
       Thread.sleep(50);
     }
