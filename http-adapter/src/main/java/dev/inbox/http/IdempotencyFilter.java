@@ -56,7 +56,8 @@ import org.slf4j.LoggerFactory;
  *
  * <ul>
  *   <li>A missing key (when required), a repeated header, an invalid key or a path that the
- *       container cannot decode unambiguously gets 400; a request with no resolvable {@link
+ *       container let through but cannot decode unambiguously gets 400 (a container refuses most
+ *       such paths itself first: Jetty does, with its own 400); a request with no resolvable {@link
  *       ScopeResolver scope} gets 401; a body over {@link Builder#maxRequestBody} gets 413. Each
  *       carries an RFC 9457 {@code application/problem+json} body whose {@code rule} member names
  *       the rule that failed.
@@ -91,15 +92,17 @@ import org.slf4j.LoggerFactory;
  *       rollback and release).
  * </ul>
  *
- * <p>A key must be printable ASCII, and any other byte in the header gets 400 with the rule {@code
- * idempotency-key-not-ascii}: the filter neither decodes the bytes as UTF-8 nor takes the
+ * <p>A key must be printable ASCII, and a byte above 0x7F in the header gets 400 with the rule
+ * {@code idempotency-key-not-ascii}: the filter neither decodes the bytes as UTF-8 nor takes the
  * container's ISO-8859-1 reading of them as the key. The draft defines the field as an RFC 8941
  * sf-string, which is printable ASCII; HTTP gives other header bytes no charset (RFC 9110's opaque
  * obs-text), and clients disagree on them (curl sends {@code é} as two UTF-8 bytes, the JDK's
  * HttpClient as one ISO-8859-1 byte, and refuses {@code €}), so any decoding is a guess. A wrong
  * guess turns the key {@code xch-é-1} that a message consumer records into another key over HTTP,
  * and one payment into two. Payment APIs such as Stripe's ask for UUIDs or similar ASCII keys, and
- * a client that sends anything else is told at once, before anything is claimed.
+ * a client that sends anything else is told at once, before anything is claimed. A tab inside the
+ * key breaks a key rule ({@code idempotency-key-invalid}); other control bytes are refused by the
+ * container before any filter runs (Jetty answers its own 400).
  *
  * <p>Register the filter for REQUEST dispatches (Spring Boot's default). Registered for more, it
  * decides a FORWARD on the path forwarded to and an INCLUDE on the included path (the container
