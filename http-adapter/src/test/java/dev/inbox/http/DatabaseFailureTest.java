@@ -189,6 +189,38 @@ class DatabaseFailureTest extends FilterTestBase {
     assertThat(effects.count()).isZero();
   }
 
+  @ParameterizedTest
+  @EnumSource(CommitCuttingProxy.Cut.class)
+  void a_connection_lost_mid_commit_gets_503_and_the_retry_takes_effect_once(
+      CommitCuttingProxy.Cut cut) throws Exception {
+    TestDatabase db = TestDatabase.shared();
+    try (CommitCuttingProxy proxy = new CommitCuttingProxy(db.jdbcUrl())) {
+      HikariConfig config = new HikariConfig();
+      config.setJdbcUrl(proxy.jdbcUrl(db.jdbcUrl()));
+      config.setUsername(db.user());
+      config.setPassword(db.password());
+      config.setMaximumPoolSize(4);
+      try (HikariDataSource proxied = new HikariDataSource(config);
+          Inbox viaProxy = inboxOn(proxied);
+          TestServer cutting = new TestServer(viaProxy, proxied, effects, 0)) {
+        proxy.cutAtNextCommit(cut, () -> effects.count() == 1);
+
+        RawHttp.Response answer =
+            RawHttp.post(cutting.port(), "/payments", "key-a", "cut-1", "100");
+        assertThat(proxy.cuts).as("connections cut").hasValue(1);
+        assertProblem(answer, 503, "database-unavailable", "retry");
+        assertNoInternals(answer, "I/O");
+
+        RawHttp.Response retry = RawHttp.post(cutting.port(), "/payments", "key-a", "cut-1", "100");
+        assertThat(retry.status()).as(retry.body()).isEqualTo(201);
+        assertThat(retry.replayed())
+            .as("the retry replays what the server committed")
+            .isEqualTo(cut == CommitCuttingProxy.Cut.AFTER_COMMIT);
+        assertThat(effects.count()).as("effect rows").isEqualTo(1);
+      }
+    }
+  }
+
   @Test
   void an_unexpected_database_error_gets_500_without_internals() throws Exception {
     try (Connection admin = TestDatabase.shared().connect();
