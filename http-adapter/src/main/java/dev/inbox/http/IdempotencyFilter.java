@@ -824,12 +824,10 @@ public final class IdempotencyFilter implements Filter {
         inbox.complete(lease, result);
         return true;
       } catch (LeaseLostException e) {
-        log.error(
-            "the result of key {} in scope {} could not be recorded: the handler outlasted its"
-                + " lease, which another request took over and may run the handler again; its"
-                + " answer was sent",
-            InboxKeys.describe(lease.key()),
-            InboxKeys.describe(lease.scope()),
+        logNotRecorded(
+            lease,
+            "the handler outlasted its lease, which another request took over and may run the"
+                + " handler again; its answer was sent",
             e);
         return false;
       } catch (RuntimeException e) {
@@ -837,18 +835,25 @@ public final class IdempotencyFilter implements Filter {
         if (!retryable
             || System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(backoffMillis) - deadline >= 0
             || !pause(backoffMillis)) {
-          log.error(
-              "the result of key {} in scope {} could not be recorded: the handler ran and its"
-                  + " answer was sent, but the key stays in progress until its lease ends, and a"
-                  + " retry after that would run it again",
-              InboxKeys.describe(lease.key()),
-              InboxKeys.describe(lease.scope()),
+          logNotRecorded(
+              lease,
+              "the handler ran and its answer was sent, but the key stays in progress until its"
+                  + " lease ends, and a retry after that would run it again",
               e);
           return false;
         }
         backoffMillis = Math.min(backoffMillis * 2, MAX_COMPLETION_BACKOFF_MILLIS);
       }
     }
+  }
+
+  private static void logNotRecorded(LeaseToken lease, String consequence, Exception e) {
+    log.error(
+        "the result of key {} in scope {} could not be recorded: {}",
+        InboxKeys.describe(lease.key()),
+        InboxKeys.describe(lease.scope()),
+        consequence,
+        e);
   }
 
   /** Sleeps; false when interrupted (the flag restored). */

@@ -102,19 +102,8 @@ class DatabaseFailureTest extends FilterTestBase {
   void a_backend_terminated_mid_request_gets_503_and_the_retry_runs_exactly_once()
       throws Exception {
     CompletableFuture<RawHttp.Response> first =
-        CompletableFuture.supplyAsync(
-            () -> {
-              try {
-                return RawHttp.post(server.port(), "/payments?gate=1", "key-a", "term-1", "100");
-              } catch (Exception e) {
-                throw new IllegalStateException(e);
-              }
-            });
-    await("the handler holds its uncommitted write", () -> !backendsWritingEffects().isEmpty());
-    try (Connection admin = TestDatabase.shared().connect();
-        Statement s = admin.createStatement()) {
-      s.execute("SELECT pg_terminate_backend(" + backendsWritingEffects().get(0) + ")");
-    }
+        postInBackground(server.port(), "/payments?gate=1", "term-1");
+    terminateTheBackendWritingEffects();
     server.gate.countDown();
 
     RawHttp.Response answer = first.get(60, TimeUnit.SECONDS);
@@ -136,20 +125,8 @@ class DatabaseFailureTest extends FilterTestBase {
   void a_handler_whose_own_statement_meets_a_terminated_backend_gets_503_without_internals()
       throws Exception {
     CompletableFuture<RawHttp.Response> first =
-        CompletableFuture.supplyAsync(
-            () -> {
-              try {
-                return RawHttp.post(
-                    server.port(), "/payments?gate=1", "key-a", "term-2", "100", FAIL_ON_STATEMENT);
-              } catch (Exception e) {
-                throw new IllegalStateException(e);
-              }
-            });
-    await("the handler holds its uncommitted write", () -> !backendsWritingEffects().isEmpty());
-    try (Connection admin = TestDatabase.shared().connect();
-        Statement s = admin.createStatement()) {
-      s.execute("SELECT pg_terminate_backend(" + backendsWritingEffects().get(0) + ")");
-    }
+        postInBackground(server.port(), "/payments?gate=1", "term-2", FAIL_ON_STATEMENT);
+    terminateTheBackendWritingEffects();
     server.gate.countDown();
 
     RawHttp.Response answer = first.get(60, TimeUnit.SECONDS);
