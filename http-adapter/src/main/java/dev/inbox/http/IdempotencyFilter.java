@@ -487,26 +487,36 @@ public final class IdempotencyFilter implements Filter {
   private void answerTransientHandlerFailure(
       KeyedRequest keyed, HttpServletResponse response, Exception e) throws IOException {
     response.reset();
-    boolean unavailable = TransientFailures.isConnectionFailure(e);
-    long seconds = Math.max(1, (unavailable ? unavailableRetryAfter : retryAfter).toSeconds());
     log.warn(
         "the handler of the request with key {} in scope {} failed on the database; nothing was"
             + " committed, answered 503",
         InboxKeys.describe(keyed.key()),
         InboxKeys.describe(keyed.scope()),
         e);
+    if (TransientFailures.isConnectionFailure(e)) {
+      sendUnavailable(
+          response,
+          "database-unavailable",
+          "the database behind this service is unavailable; nothing was committed",
+          unavailableRetryAfter);
+    } else {
+      sendUnavailable(
+          response,
+          "transaction-conflict",
+          "the request conflicted with another one running at the same time; nothing was"
+              + " committed",
+          retryAfter);
+    }
+  }
+
+  /** 503 with {@code Retry-After}, in whole seconds (at least 1). */
+  private void sendUnavailable(
+      HttpServletResponse response, String rule, String what, Duration retryAfter)
+      throws IOException {
+    long seconds = Math.max(1, retryAfter.toSeconds());
     response.setHeader("Retry-After", Long.toString(seconds));
     Problems.send(
-        response,
-        503,
-        unavailable ? "database-unavailable" : "transaction-conflict",
-        (unavailable
-                ? "the database behind this service is unavailable"
-                : "the request conflicted with another one running at the same time")
-            + "; nothing was committed; retry after "
-            + seconds
-            + " s with the same "
-            + headerName);
+        response, 503, rule, what + "; retry after " + seconds + " s with the same " + headerName);
   }
 
   /**
@@ -520,21 +530,16 @@ public final class IdempotencyFilter implements Filter {
     response.reset();
     if (DatabaseFailures.isUnavailable(e)) {
       exchange.outcome = RequestOutcome.UNAVAILABLE;
-      long seconds = Math.max(1, unavailableRetryAfter.toSeconds());
       log.warn(
           "the database is unavailable for the request with key {} in scope {}; answered 503",
           InboxKeys.describe(keyed.key()),
           InboxKeys.describe(keyed.scope()),
           e);
-      response.setHeader("Retry-After", Long.toString(seconds));
-      Problems.send(
+      sendUnavailable(
           response,
-          503,
           "database-unavailable",
-          "the database behind this service is unavailable; retry after "
-              + seconds
-              + " s with the same "
-              + headerName);
+          "the database behind this service is unavailable",
+          unavailableRetryAfter);
     } else {
       exchange.outcome = RequestOutcome.ERROR;
       log.error(
