@@ -56,7 +56,8 @@ import org.slf4j.LoggerFactory;
  *
  * <ul>
  *   <li>A missing key (when required), a repeated header, an invalid key or a path that the
- *       container cannot decode unambiguously gets 400; a request with no resolvable {@link
+ *       container let through but cannot decode unambiguously gets 400 (a container refuses most
+ *       such paths itself first: Jetty does, with its own 400); a request with no resolvable {@link
  *       ScopeResolver scope} gets 401; a body over {@link Builder#maxRequestBody} gets 413. Each
  *       carries an RFC 9457 {@code application/problem+json} body whose {@code rule} member names
  *       the rule that failed.
@@ -91,15 +92,17 @@ import org.slf4j.LoggerFactory;
  *       rollback and release).
  * </ul>
  *
- * <p>A key must be printable ASCII, and any other byte in the header gets 400 with the rule {@code
- * idempotency-key-not-ascii}: the filter neither decodes the bytes as UTF-8 nor takes the
+ * <p>A key must be printable ASCII, and a byte above 0x7F in the header gets 400 with the rule
+ * {@code idempotency-key-not-ascii}: the filter neither decodes the bytes as UTF-8 nor takes the
  * container's ISO-8859-1 reading of them as the key. The draft defines the field as an RFC 8941
  * sf-string, which is printable ASCII; HTTP gives other header bytes no charset (RFC 9110's opaque
  * obs-text), and clients disagree on them (curl sends {@code é} as two UTF-8 bytes, the JDK's
  * HttpClient as one ISO-8859-1 byte, and refuses {@code €}), so any decoding is a guess. A wrong
  * guess turns the key {@code xch-é-1} that a message consumer records into another key over HTTP,
  * and one payment into two. Payment APIs such as Stripe's ask for UUIDs or similar ASCII keys, and
- * a client that sends anything else is told at once, before anything is claimed.
+ * a client that sends anything else is told at once, before anything is claimed. A tab inside the
+ * key breaks a key rule ({@code idempotency-key-invalid}); other control bytes are refused by the
+ * container before any filter runs (Jetty answers its own 400).
  *
  * <p>Register the filter for REQUEST dispatches (Spring Boot's default). Registered for more, it
  * decides a FORWARD on the path forwarded to and an INCLUDE on the included path (the container
@@ -484,26 +487,36 @@ public final class IdempotencyFilter implements Filter {
   private void answerTransientHandlerFailure(
       KeyedRequest keyed, HttpServletResponse response, Exception e) throws IOException {
     response.reset();
-    boolean unavailable = TransientFailures.isConnectionFailure(e);
-    long seconds = Math.max(1, (unavailable ? unavailableRetryAfter : retryAfter).toSeconds());
     log.warn(
         "the handler of the request with key {} in scope {} failed on the database; nothing was"
             + " committed, answered 503",
         InboxKeys.describe(keyed.key()),
         InboxKeys.describe(keyed.scope()),
         e);
+    if (TransientFailures.isConnectionFailure(e)) {
+      sendUnavailable(
+          response,
+          "database-unavailable",
+          "the database behind this service is unavailable; nothing was committed",
+          unavailableRetryAfter);
+    } else {
+      sendUnavailable(
+          response,
+          "transaction-conflict",
+          "the request conflicted with another one running at the same time; nothing was"
+              + " committed",
+          retryAfter);
+    }
+  }
+
+  /** 503 with {@code Retry-After}, in whole seconds (at least 1). */
+  private void sendUnavailable(
+      HttpServletResponse response, String rule, String what, Duration retryAfter)
+      throws IOException {
+    long seconds = Math.max(1, retryAfter.toSeconds());
     response.setHeader("Retry-After", Long.toString(seconds));
     Problems.send(
-        response,
-        503,
-        unavailable ? "database-unavailable" : "transaction-conflict",
-        (unavailable
-                ? "the database behind this service is unavailable"
-                : "the request conflicted with another one running at the same time")
-            + "; nothing was committed; retry after "
-            + seconds
-            + " s with the same "
-            + headerName);
+        response, 503, rule, what + "; retry after " + seconds + " s with the same " + headerName);
   }
 
   /**
@@ -517,21 +530,16 @@ public final class IdempotencyFilter implements Filter {
     response.reset();
     if (DatabaseFailures.isUnavailable(e)) {
       exchange.outcome = RequestOutcome.UNAVAILABLE;
-      long seconds = Math.max(1, unavailableRetryAfter.toSeconds());
       log.warn(
           "the database is unavailable for the request with key {} in scope {}; answered 503",
           InboxKeys.describe(keyed.key()),
           InboxKeys.describe(keyed.scope()),
           e);
-      response.setHeader("Retry-After", Long.toString(seconds));
-      Problems.send(
+      sendUnavailable(
           response,
-          503,
           "database-unavailable",
-          "the database behind this service is unavailable; retry after "
-              + seconds
-              + " s with the same "
-              + headerName);
+          "the database behind this service is unavailable",
+          unavailableRetryAfter);
     } else {
       exchange.outcome = RequestOutcome.ERROR;
       log.error(
@@ -821,12 +829,10 @@ public final class IdempotencyFilter implements Filter {
         inbox.complete(lease, result);
         return true;
       } catch (LeaseLostException e) {
-        log.error(
-            "the result of key {} in scope {} could not be recorded: the handler outlasted its"
-                + " lease, which another request took over and may run the handler again; its"
-                + " answer was sent",
-            InboxKeys.describe(lease.key()),
-            InboxKeys.describe(lease.scope()),
+        logNotRecorded(
+            lease,
+            "the handler outlasted its lease, which another request took over and may run the"
+                + " handler again; its answer was sent",
             e);
         return false;
       } catch (RuntimeException e) {
@@ -834,18 +840,25 @@ public final class IdempotencyFilter implements Filter {
         if (!retryable
             || System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(backoffMillis) - deadline >= 0
             || !pause(backoffMillis)) {
-          log.error(
-              "the result of key {} in scope {} could not be recorded: the handler ran and its"
-                  + " answer was sent, but the key stays in progress until its lease ends, and a"
-                  + " retry after that would run it again",
-              InboxKeys.describe(lease.key()),
-              InboxKeys.describe(lease.scope()),
+          logNotRecorded(
+              lease,
+              "the handler ran and its answer was sent, but the key stays in progress until its"
+                  + " lease ends, and a retry after that would run it again",
               e);
           return false;
         }
         backoffMillis = Math.min(backoffMillis * 2, MAX_COMPLETION_BACKOFF_MILLIS);
       }
     }
+  }
+
+  private static void logNotRecorded(LeaseToken lease, String consequence, Exception e) {
+    log.error(
+        "the result of key {} in scope {} could not be recorded: {}",
+        InboxKeys.describe(lease.key()),
+        InboxKeys.describe(lease.scope()),
+        consequence,
+        e);
   }
 
   /** Sleeps; false when interrupted (the flag restored). */

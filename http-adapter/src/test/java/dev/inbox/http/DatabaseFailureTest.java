@@ -102,19 +102,8 @@ class DatabaseFailureTest extends FilterTestBase {
   void a_backend_terminated_mid_request_gets_503_and_the_retry_runs_exactly_once()
       throws Exception {
     CompletableFuture<RawHttp.Response> first =
-        CompletableFuture.supplyAsync(
-            () -> {
-              try {
-                return RawHttp.post(server.port(), "/payments?gate=1", "key-a", "term-1", "100");
-              } catch (Exception e) {
-                throw new IllegalStateException(e);
-              }
-            });
-    await("the handler holds its uncommitted write", () -> !backendsWritingEffects().isEmpty());
-    try (Connection admin = TestDatabase.shared().connect();
-        Statement s = admin.createStatement()) {
-      s.execute("SELECT pg_terminate_backend(" + backendsWritingEffects().get(0) + ")");
-    }
+        postInBackground(server.port(), "/payments?gate=1", "term-1");
+    terminateTheBackendWritingEffects();
     server.gate.countDown();
 
     RawHttp.Response answer = first.get(60, TimeUnit.SECONDS);
@@ -136,20 +125,8 @@ class DatabaseFailureTest extends FilterTestBase {
   void a_handler_whose_own_statement_meets_a_terminated_backend_gets_503_without_internals()
       throws Exception {
     CompletableFuture<RawHttp.Response> first =
-        CompletableFuture.supplyAsync(
-            () -> {
-              try {
-                return RawHttp.post(
-                    server.port(), "/payments?gate=1", "key-a", "term-2", "100", FAIL_ON_STATEMENT);
-              } catch (Exception e) {
-                throw new IllegalStateException(e);
-              }
-            });
-    await("the handler holds its uncommitted write", () -> !backendsWritingEffects().isEmpty());
-    try (Connection admin = TestDatabase.shared().connect();
-        Statement s = admin.createStatement()) {
-      s.execute("SELECT pg_terminate_backend(" + backendsWritingEffects().get(0) + ")");
-    }
+        postInBackground(server.port(), "/payments?gate=1", "term-2", FAIL_ON_STATEMENT);
+    terminateTheBackendWritingEffects();
     server.gate.countDown();
 
     RawHttp.Response answer = first.get(60, TimeUnit.SECONDS);
@@ -187,6 +164,38 @@ class DatabaseFailureTest extends FilterTestBase {
     assertThat(answer.header("Content-Type"))
         .hasValueSatisfying(t -> assertThat(t).startsWith("text/html"));
     assertThat(effects.count()).isZero();
+  }
+
+  @ParameterizedTest
+  @EnumSource(CommitCuttingProxy.Cut.class)
+  void a_connection_lost_mid_commit_gets_503_and_the_retry_takes_effect_once(
+      CommitCuttingProxy.Cut cut) throws Exception {
+    TestDatabase db = TestDatabase.shared();
+    try (CommitCuttingProxy proxy = new CommitCuttingProxy(db.jdbcUrl())) {
+      HikariConfig config = new HikariConfig();
+      config.setJdbcUrl(proxy.jdbcUrl(db.jdbcUrl()));
+      config.setUsername(db.user());
+      config.setPassword(db.password());
+      config.setMaximumPoolSize(4);
+      try (HikariDataSource proxied = new HikariDataSource(config);
+          Inbox viaProxy = inboxOn(proxied);
+          TestServer cutting = new TestServer(viaProxy, proxied, effects, 0)) {
+        proxy.cutAtNextCommit(cut, () -> effects.count() == 1);
+
+        RawHttp.Response answer =
+            RawHttp.post(cutting.port(), "/payments", "key-a", "cut-1", "100");
+        assertThat(proxy.cuts).as("connections cut").hasValue(1);
+        assertProblem(answer, 503, "database-unavailable", "retry");
+        assertNoInternals(answer, "I/O");
+
+        RawHttp.Response retry = RawHttp.post(cutting.port(), "/payments", "key-a", "cut-1", "100");
+        assertThat(retry.status()).as(retry.body()).isEqualTo(201);
+        assertThat(retry.replayed())
+            .as("the retry replays what the server committed")
+            .isEqualTo(cut == CommitCuttingProxy.Cut.AFTER_COMMIT);
+        assertThat(effects.count()).as("effect rows").isEqualTo(1);
+      }
+    }
   }
 
   @Test

@@ -20,6 +20,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -94,6 +95,31 @@ abstract class FilterTestBase {
       }
       return pids;
     }
+  }
+
+  /**
+   * Terminates the backend whose open transaction holds a write on the effects table, once a
+   * handler has written and holds it open.
+   */
+  void terminateTheBackendWritingEffects() throws Exception {
+    await("the handler holds its uncommitted write", () -> !backendsWritingEffects().isEmpty());
+    try (Connection admin = TestDatabase.shared().connect();
+        Statement s = admin.createStatement()) {
+      s.execute("SELECT pg_terminate_backend(" + backendsWritingEffects().get(0) + ")");
+    }
+  }
+
+  /** POSTs 100 for tenant-a with the key (and further header lines) on another thread. */
+  static CompletableFuture<RawHttp.Response> postInBackground(
+      int port, String target, String key, String... headerLines) {
+    return CompletableFuture.supplyAsync(
+        () -> {
+          try {
+            return RawHttp.post(port, target, "key-a", key, "100", headerLines);
+          } catch (Exception e) {
+            throw new IllegalStateException(e);
+          }
+        });
   }
 
   static void await(String what, Callable<Boolean> condition) throws Exception {

@@ -81,7 +81,8 @@ class LeasedCompletionFailureTest extends FilterTestBase {
   @Test
   void a_result_that_cannot_be_recorded_gets_the_handlers_answer_and_the_payment_runs_once()
       throws Exception {
-    CompletableFuture<RawHttp.Response> first = post("/payments?gate=1", "lease-1");
+    CompletableFuture<RawHttp.Response> first =
+        postInBackground(leased.port(), "/payments?gate=1", "lease-1");
     await("the handler's effect is committed", () -> effects.count() == 1);
     database.target = SwitchableDataSource.refusing(closedPort, null);
     leased.gate.countDown();
@@ -114,7 +115,8 @@ class LeasedCompletionFailureTest extends FilterTestBase {
   @Test
   void a_database_that_comes_back_while_the_completion_is_retried_records_the_result()
       throws Exception {
-    CompletableFuture<RawHttp.Response> first = post("/payments?gate=1", "lease-2");
+    CompletableFuture<RawHttp.Response> first =
+        postInBackground(leased.port(), "/payments?gate=1", "lease-2");
     await("the handler's effect is committed", () -> effects.count() == 1);
     database.target = SwitchableDataSource.refusing(closedPort, null);
     int asked = database.connectionsAsked.get();
@@ -137,17 +139,6 @@ class LeasedCompletionFailureTest extends FilterTestBase {
         .hasValueSatisfying(r -> assertThat(r.state()).isEqualTo(RecordState.COMPLETED));
     await("both requests are counted", () -> outcomes.size() == 2);
     assertThat(outcomes).containsExactly(RequestOutcome.FRESH, RequestOutcome.REPLAYED);
-  }
-
-  private CompletableFuture<RawHttp.Response> post(String target, String key) {
-    return CompletableFuture.supplyAsync(
-        () -> {
-          try {
-            return RawHttp.post(leased.port(), target, "key-a", key, "100");
-          } catch (Exception e) {
-            throw new IllegalStateException(e);
-          }
-        });
   }
 
   /**

@@ -73,6 +73,26 @@ class NonAsciiKeyTest extends FilterTestBase {
     assertThat(effects.count()).isEqualTo(1);
   }
 
+  @Test
+  void a_tab_in_a_key_is_refused_by_the_filter_and_other_control_bytes_by_jetty_first()
+      throws Exception {
+    assertProblem(
+        RawHttp.post(server.port(), "/payments", "key-a", "tab\tin", "5"),
+        400,
+        "idempotency-key-invalid",
+        "must not contain control characters, but has U+0009");
+    for (byte control : new byte[] {0x00, 0x01, 0x0B, 0x1F, 0x7F}) {
+      RawHttp.Response refused =
+          RawHttp.post(server.port(), "/payments", "key-a", new byte[] {'k', control, 'x'}, "5");
+      assertThat(refused.status()).as("control byte %02x", control).isEqualTo(400);
+      assertThat(refused.header("Content-Type"))
+          .as("Jetty's own answer to control byte %02x", control)
+          .hasValueSatisfying(type -> assertThat(type).startsWith("text/html"));
+    }
+    assertThat(server.runs).as("handler runs").hasValue(0);
+    assertThat(effects.count()).as("effect rows").isZero();
+  }
+
   private static byte[] utf8(String text) {
     return text.getBytes(StandardCharsets.UTF_8);
   }

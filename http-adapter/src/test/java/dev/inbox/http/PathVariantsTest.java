@@ -34,6 +34,10 @@ class PathVariantsTest extends FilterTestBase {
           "/a/..;/payments",
           "/a/..%2Fpayments");
 
+  /** Spellings that Jetty's default URI compliance refuses itself, as not decodable. */
+  private static final List<String> UNDECODABLE =
+      List.of("/payments%5C", "/payments/%E9", "/payments/%c0%af", "\\payments");
+
   @ParameterizedTest
   @EnumSource(IdempotencyFilter.Mode.class)
   void one_key_sent_to_every_spelling_of_the_protected_path_takes_effect_once(
@@ -46,6 +50,9 @@ class PathVariantsTest extends FilterTestBase {
       for (String path : REFUSED_BY_JETTY) {
         RawHttp.Response refused = RawHttp.post(modal.port(), path, "key-a", "pay-1", "100");
         assertThat(refused.status()).as(path + " is refused by Jetty").isEqualTo(400);
+        assertThat(refused.header("Content-Type"))
+            .as(path + " is refused by Jetty itself, before the filter")
+            .hasValueSatisfying(type -> assertThat(type).startsWith("text/html"));
       }
       assertThat(effects.count()).as("effect rows for one key over every spelling").isEqualTo(1);
       assertThat(modal.runs).as("handler runs for one key over every spelling").hasValue(1);
@@ -58,6 +65,19 @@ class PathVariantsTest extends FilterTestBase {
             assertThat(answer.body()).isEqualTo(first.body());
           });
     }
+  }
+
+  @Test
+  void a_path_jetty_cannot_decode_is_refused_by_jetty_itself_before_the_filter() throws Exception {
+    for (String path : UNDECODABLE) {
+      RawHttp.Response refused = RawHttp.post(server.port(), path, "key-a", "und-1", "100");
+      assertThat(refused.status()).as(path + ": " + refused.body()).isEqualTo(400);
+      assertThat(refused.header("Content-Type"))
+          .as(path + " is refused by Jetty itself")
+          .hasValueSatisfying(type -> assertThat(type).startsWith("text/html"));
+    }
+    assertThat(server.runs).as("handler runs").hasValue(0);
+    assertThat(effects.count()).as("effect rows").isZero();
   }
 
   @Test
