@@ -515,19 +515,12 @@ final class Claimer {
   private void classify(
       Connection connection, String scope, Map<String, Request> pending, Map<String, Claim> claims)
       throws SQLException {
-    try (PreparedStatement ps = connection.prepareStatement(sql.selectClaimState)) {
-      planEveryTime(ps);
-      ps.setString(1, scope);
-      ps.setArray(2, connection.createArrayOf("text", pending.keySet().toArray(new String[0])));
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          String key = rs.getString("key");
-          Claim claim = classifyRow(scope, pending.get(key), rs);
-          if (claim != null) {
-            claims.put(key, claim);
-            pending.remove(key);
-          }
-        }
+    List<Request> requests = new ArrayList<>(pending.values());
+    List<Claim> answers = settledEach(connection, scope, requests);
+    for (int i = 0; i < requests.size(); i++) {
+      if (answers.get(i) != null) {
+        claims.put(requests.get(i).key(), answers.get(i));
+        pending.remove(requests.get(i).key());
       }
     }
   }

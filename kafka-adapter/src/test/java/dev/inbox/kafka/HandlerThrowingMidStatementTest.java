@@ -2,9 +2,7 @@ package dev.inbox.kafka;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.InputStream;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
+import dev.inbox.testing.HalfSentParameter;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -16,28 +14,6 @@ import org.junit.jupiter.api.Test;
  * applies the others.
  */
 class HandlerThrowingMidStatementTest extends KafkaTestSupport {
-
-  /** A document of 1 000 000 bytes whose reading runs out of memory after 100 000 of them. */
-  private static InputStream documentRunningOutOfMemory() {
-    return new InputStream() {
-      private int given;
-
-      @Override
-      public int read() {
-        if (given++ >= 100_000) {
-          throw new OutOfMemoryError("Java heap space (simulated, while reading the document)");
-        }
-        return 'x';
-      }
-    };
-  }
-
-  private static void sendDocument(Connection tx) throws Exception {
-    try (PreparedStatement ps = tx.prepareStatement("SELECT octet_length(?)")) {
-      ps.setBinaryStream(1, documentRunningOutOfMemory(), 1_000_000);
-      ps.executeQuery();
-    }
-  }
 
   @Test
   void theRecordIsDeadLetteredAfterMaxAttemptsAndTheOthersTakeEffect() throws Exception {
@@ -52,7 +28,7 @@ class HandlerThrowingMidStatementTest extends KafkaTestSupport {
             .handler(
                 (record, tx) -> {
                   if (record.key().equals("blob")) {
-                    sendDocument(tx);
+                    HalfSentParameter.sendRunningOutOfMemory(tx);
                   }
                   effects.apply(tx, record.key(), Long.parseLong(record.value()));
                 })

@@ -4,9 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.GetResponse;
-import java.io.InputStream;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
+import dev.inbox.testing.HalfSentParameter;
 import java.time.Duration;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -18,28 +16,6 @@ import org.junit.jupiter.api.Test;
  */
 class HandlerThrowingMidStatementTest extends RabbitTestSupport {
 
-  /** A document of 1 000 000 bytes whose reading runs out of memory after 100 000 of them. */
-  private static InputStream documentRunningOutOfMemory() {
-    return new InputStream() {
-      private int given;
-
-      @Override
-      public int read() {
-        if (given++ >= 100_000) {
-          throw new OutOfMemoryError("Java heap space (simulated, while reading the document)");
-        }
-        return 'x';
-      }
-    };
-  }
-
-  private static void sendDocument(Connection tx) throws Exception {
-    try (PreparedStatement ps = tx.prepareStatement("SELECT octet_length(?)")) {
-      ps.setBinaryStream(1, documentRunningOutOfMemory(), 1_000_000);
-      ps.executeQuery();
-    }
-  }
-
   @Test
   void theDeliveryIsDeadLetteredAfterMaxAttemptsAndTheOthersTakeEffect() throws Exception {
     InboxRabbitConsumer consumer =
@@ -49,7 +25,7 @@ class HandlerThrowingMidStatementTest extends RabbitTestSupport {
                     (delivery, tx) -> {
                       String id = delivery.getProperties().getMessageId();
                       if (id.equals("blob")) {
-                        sendDocument(tx);
+                        HalfSentParameter.sendRunningOutOfMemory(tx);
                       }
                       effects.apply(tx, id, amount(delivery));
                     }));
