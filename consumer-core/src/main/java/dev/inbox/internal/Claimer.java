@@ -195,19 +195,31 @@ final class Claimer {
   Reserved reserveAsFirstStatement(Connection connection, String scope, Request request)
       throws SQLException {
     try (PreparedStatement ps = connection.prepareStatement(configuredReserve)) {
-      ps.setString(1, sql.reservationLockName(scope, request.key()));
-      ps.setString(2, scope);
-      ps.setString(3, request.key());
+      ps.setString(1, scope);
+      ps.setString(2, request.key());
+      ps.setString(3, sql.reservationLockName(scope, request.key()));
+      ps.setString(4, scope);
+      ps.setString(5, request.key());
       ps.execute();
+      Boolean reserved;
+      try (ResultSet lock = currentResultSet(ps)) {
+        if (!lock.next()) {
+          throw new IllegalStateException(
+              "the reservation's lock returned no row, which indicates a bug");
+        }
+        reserved = (Boolean) lock.getObject("reserved");
+      }
+      ps.getMoreResults();
       try (ResultSet rs = currentResultSet(ps)) {
         if (!rs.next()) {
           throw new IllegalStateException(
               "the reservation's read returned no row, which indicates a bug");
         }
         Instant reservedAt = Rows.instant(rs, "db_now");
-        if (rs.getString("state") == null) { // no row: the lock decides
+        if (rs.getString("state") == null) { // no row after the lock: the lock decides
+          // null: a row seen before the lock is gone now (released or purged); ask again.
           return new Reserved(
-              rs.getBoolean("reserved")
+              Boolean.TRUE.equals(reserved)
                   ? newClaim(scope, request, null, 1, 1, null)
                   : lockedElsewhere(scope, request.key()),
               reservedAt);

@@ -114,10 +114,15 @@ final class Statements {
   final String storeResult;
 
   /**
-   * Reserves one key: reads its row as the statement's snapshot sees it and, only where there is
-   * none, tries the key's transaction-level advisory lock ({@code reserved}: true when taken, false
-   * when another transaction holds it, null when there is a row). Writes nothing. Parameters: the
-   * lock's name ({@link #reservationLockName}), then scope and key.
+   * Reserves one key, writing nothing, in two statements sent in one round trip. The first tries
+   * the key's transaction-level advisory lock where its snapshot shows no row ({@code reserved}:
+   * true when taken, false when another transaction holds it, null when there was a row). The
+   * second reads the row with a snapshot taken after that: the record decides wherever there is
+   * one. A single statement's read comes from a snapshot taken before its lock: a first reservation
+   * committing between the two showed no row and then a free lock, so a key already done answered
+   * NEW (PostgreSQL makes a commit visible before it releases the transaction's locks, so a read
+   * after the lock always sees the record of the reservation that held it). Parameters: scope and
+   * key, the lock's name ({@link #reservationLockName}), then scope and key again.
    */
   final String reserve;
 
@@ -341,8 +346,10 @@ final class Statements {
             + table
             + " WHERE state = 'IN_PROGRESS' AND locked_until IS NOT NULL";
     reserve =
-        "SELECT CASE WHEN r.key IS NULL THEN pg_try_advisory_xact_lock(hashtextextended(?, 0))"
-            + " END AS reserved, now() AS db_now, r.state, r.attempts, r.fingerprint,"
+        "SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM "
+            + table
+            + " WHERE scope = ? AND key = ?) THEN pg_try_advisory_xact_lock(hashtextextended(?, 0))"
+            + " END AS reserved; SELECT now() AS db_now, r.state, r.attempts, r.fingerprint,"
             + " r.fencing_token, r.locked_until, r.locked_until >= now() AS lease_live,"
             + " r.result_status, r.result_headers, r.result_body,"
             + " r.result_body_sha256 FROM (VALUES (1)) AS v LEFT JOIN "
