@@ -186,7 +186,7 @@ public interface Inbox extends AutoCloseable {
    * the key is held by a transaction-level advisory lock that the claim's read takes, so the claim
    * writes nothing. One round trip; a settled key is answered from the same read, with no lock.
    *
-   * <p>What others see differs from {@link #claimAtStart} in two ways:
+   * <p>What others see differs from {@link #claimAtStart}:
    *
    * <ul>
    *   <li>Another reservation of the key answers {@code IN_PROGRESS} at once instead of waiting for
@@ -195,11 +195,10 @@ public interface Inbox extends AutoCloseable {
    *       #claimAtStart}) does not see the lock. If one of them records the key first, the
    *       completion throws {@link ReservationLostException} and commits nothing; reserving again
    *       then answers with that claim's outcome.
-   *   <li>The read and the lock happen in one statement, so the read sees the table as it was when
-   *       the statement began. A reservation that begins just as another one of the key commits can
-   *       find no record and still get the lock, which the committing one has just released: it
-   *       answers {@code NEW}, and its completion then throws {@link ReservationLostException} as
-   *       above. Nothing takes effect twice; only the second handler's work is rolled back.
+   *   <li>The record is read after the lock is taken (a second statement in the same round trip),
+   *       and PostgreSQL makes a commit visible before it releases the committing transaction's
+   *       locks: a reservation that gets the lock of a key another reservation has just completed
+   *       finds its record and answers {@code DUPLICATE}, never {@code NEW}.
    * </ul>
    *
    * <p>The lock is {@code pg_try_advisory_xact_lock} on a 64-bit hash of the table, scope and key,
