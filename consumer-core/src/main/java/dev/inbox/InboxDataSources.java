@@ -24,7 +24,7 @@ public final class InboxDataSources {
     if (jdbcUrl == null || !jdbcUrl.startsWith("jdbc:postgresql:")) {
       throw new IllegalArgumentException(
           "jdbcUrl must be a PostgreSQL JDBC URL (jdbc:postgresql://host:port/db), but was "
-              + jdbcUrl);
+              + withoutPasswords(jdbcUrl));
     }
     if (maxPoolSize < 1) {
       throw new IllegalArgumentException("maxPoolSize must be at least 1, but was " + maxPoolSize);
@@ -46,5 +46,18 @@ public final class InboxDataSources {
     config.addDataSourceProperty("reWriteBatchedInserts", "true");
     config.addDataSourceProperty("tcpKeepAlive", "true");
     return new HikariDataSource(config);
+  }
+
+  /**
+   * The URL with any password in it replaced by {@code ***} (a {@code password=} parameter, or the
+   * {@code user:password@} of an authority), for error messages: a mistyped URL must never put a
+   * password into a log.
+   */
+  static String withoutPasswords(String url) {
+    if (url == null) {
+      return null;
+    }
+    return url.replaceAll("(?i)(password=)[^&;]*", "$1***")
+        .replaceAll("(//[^/@:?#]*):[^/@?#]*@", "$1:***@");
   }
 }
