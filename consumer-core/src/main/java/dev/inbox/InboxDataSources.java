@@ -2,11 +2,17 @@ package dev.inbox;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import java.util.regex.Pattern;
 
 /** Builds a HikariCP pool suited to the inbox from a JDBC URL. */
 public final class InboxDataSources {
   /** Ten connections: enough for a consumer and an API on one instance. */
   public static final int DEFAULT_POOL_SIZE = 10;
+
+  private static final Pattern PASSWORD_PARAMETER =
+      Pattern.compile("(?i)(password\\s*=\\s*)[^&;,\\s'\"]+");
+  private static final Pattern USER_INFO_PASSWORD =
+      Pattern.compile("([A-Za-z][A-Za-z0-9+.-]*://[^:/?#@\\s]*):[^@/?#\\s]*@");
 
   private InboxDataSources() {}
 
@@ -24,7 +30,7 @@ public final class InboxDataSources {
     if (jdbcUrl == null || !jdbcUrl.startsWith("jdbc:postgresql:")) {
       throw new IllegalArgumentException(
           "jdbcUrl must be a PostgreSQL JDBC URL (jdbc:postgresql://host:port/db), but was "
-              + withoutPasswords(jdbcUrl));
+              + maskPasswords(jdbcUrl));
     }
     if (maxPoolSize < 1) {
       throw new IllegalArgumentException("maxPoolSize must be at least 1, but was " + maxPoolSize);
@@ -49,15 +55,16 @@ public final class InboxDataSources {
   }
 
   /**
-   * The URL with any password in it replaced by {@code ***} (a {@code password=} parameter, or the
-   * {@code user:password@} of an authority), for error messages: a mistyped URL must never put a
-   * password into a log.
+   * The text with every password in it replaced by {@code ***}: {@code password=} parameters of a
+   * JDBC URL (and any {@code ...password=} such as {@code sslpassword=}) and the password of a
+   * URI's user info, as in {@code amqp://user:secret@host}. For anything meant for a log or a
+   * person: a mistyped URL must never put a password there.
    */
-  static String withoutPasswords(String url) {
-    if (url == null) {
+  public static String maskPasswords(String text) {
+    if (text == null) {
       return null;
     }
-    return url.replaceAll("(?i)(password=)[^&;]*", "$1***")
-        .replaceAll("(//[^/@:?#]*):[^/@?#]*@", "$1:***@");
+    String masked = PASSWORD_PARAMETER.matcher(text).replaceAll("$1***");
+    return USER_INFO_PASSWORD.matcher(masked).replaceAll("$1:***@");
   }
 }

@@ -2,6 +2,7 @@ package dev.inbox.examples;
 
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
+import dev.inbox.InboxDataSources;
 import java.net.URI;
 import java.net.URISyntaxException;
 
@@ -29,14 +30,14 @@ final class Amqp {
     ConnectionFactory factory = new ConnectionFactory();
     try {
       if (new URI(amqpUri).getHost() == null) {
-        throw new URISyntaxException(Redaction.mask(amqpUri), "no host");
+        throw new URISyntaxException(InboxDataSources.maskPasswords(amqpUri), "no host");
       }
       factory.setUri(amqpUri);
     } catch (Exception e) {
       // The exception's message quotes the URI, password and all.
       throw new IllegalArgumentException(
           "not an AMQP URI: "
-              + Redaction.mask(amqpUri)
+              + InboxDataSources.maskPasswords(amqpUri)
               + " ("
               + e.getClass().getSimpleName()
               + ")");

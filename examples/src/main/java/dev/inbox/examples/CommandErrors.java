@@ -3,6 +3,7 @@ package dev.inbox.examples;
 import com.rabbitmq.client.AuthenticationFailureException;
 import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.PossibleAuthenticationFailureException;
+import dev.inbox.InboxDataSources;
 import java.io.InterruptedIOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -20,8 +21,8 @@ import picocli.CommandLine.UnmatchedArgumentException;
 /**
  * How a failure reaches the person who ran a command: one line on stderr, {@code <command>: what
  * failed, where, and what to do}, and exit code 1 (2 for a bad flag, with the usage). The stack
- * trace follows only with {@code --verbose}. Whatever is printed goes through {@link Redaction}
- * first, so no password in a URL reaches the screen or a log.
+ * trace follows only with {@code --verbose}. Whatever is printed goes through {@link
+ * InboxDataSources#maskPasswords} first, so no password in a URL reaches the screen or a log.
  */
 final class CommandErrors {
   /**
@@ -59,7 +60,7 @@ final class CommandErrors {
     if (verbose(parseResult)) {
       StringWriter trace = new StringWriter();
       e.printStackTrace(new PrintWriter(trace));
-      err.print(Redaction.mask(trace.toString()));
+      err.print(InboxDataSources.maskPasswords(trace.toString()));
     }
     err.flush();
     return command.getCommandSpec().exitCodeOnExecutionException();
@@ -69,9 +70,9 @@ final class CommandErrors {
   private static int badParameter(ParameterException e, String[] args) {
     CommandLine command = e.getCommandLine();
     PrintWriter err = command.getErr();
-    err.println(command.getColorScheme().errorText(Redaction.mask(e.getMessage())));
+    err.println(command.getColorScheme().errorText(InboxDataSources.maskPasswords(e.getMessage())));
     if (!UnmatchedArgumentException.printSuggestions(e, err)) {
-      err.print(Redaction.mask(command.getUsageMessage(command.getColorScheme())));
+      err.print(InboxDataSources.maskPasswords(command.getUsageMessage(command.getColorScheme())));
     }
     err.flush();
     return command.getCommandSpec().exitCodeOnInvalidInput();
@@ -85,7 +86,7 @@ final class CommandErrors {
     return "failed with "
         + root.getClass().getSimpleName()
         + ": "
-        + Redaction.mask(root.getMessage())
+        + InboxDataSources.maskPasswords(root.getMessage())
         + "; run it again with --verbose for the stack trace";
   }
 

@@ -61,7 +61,7 @@ final class ConsumerDatabase implements AutoCloseable {
             "migration attempt "
                 + attempt
                 + " failed, retrying in 1 s: "
-                + Redaction.mask(e.toString()));
+                + InboxDataSources.maskPasswords(e.toString()));
         try {
           Thread.sleep(1_000);
         } catch (InterruptedException interrupted) {

@@ -4,6 +4,7 @@ import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.inbox.Inbox;
+import dev.inbox.InboxDataSources;
 import dev.inbox.InboxSettings;
 import dev.inbox.rabbit.RabbitTopology;
 import java.io.PrintStream;
@@ -136,7 +137,10 @@ final class DemoRun {
       channel.exchangeDelete(names.deadLetterExchange());
     } catch (Exception e) {
       out.println(
-          "Could not delete the demo's queues " + queue + "*: " + Redaction.mask(e.toString()));
+          "Could not delete the demo's queues "
+              + queue
+              + "*: "
+              + InboxDataSources.maskPasswords(e.toString()));
     }
   }
 

@@ -1,5 +1,6 @@
 package dev.inbox.examples;
 
+import dev.inbox.InboxDataSources;
 import java.util.Properties;
 import org.postgresql.Driver;
 
@@ -15,7 +16,7 @@ final class PostgresUrls {
     if (parsed == null) {
       String rest = jdbcUrl.startsWith(PREFIX) ? jdbcUrl.substring(PREFIX.length()) : jdbcUrl;
       int query = rest.indexOf('?');
-      return Redaction.mask(query < 0 ? rest : rest.substring(0, query));
+      return InboxDataSources.maskPasswords(query < 0 ? rest : rest.substring(0, query));
     }
     String[] hosts = parsed.getProperty("PGHOST", "").split(",");
     String[] ports = parsed.getProperty("PGPORT", "").split(",");

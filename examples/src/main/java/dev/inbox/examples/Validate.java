@@ -1,5 +1,6 @@
 package dev.inbox.examples;
 
+import dev.inbox.InboxDataSources;
 import picocli.CommandLine;
 import picocli.CommandLine.Model.CommandSpec;
 
@@ -13,7 +14,7 @@ final class Validate {
           spec,
           flag
               + " must be a PostgreSQL JDBC URL like jdbc:postgresql://127.0.0.1:5432/db, but was '"
-              + Redaction.mask(value)
+              + InboxDataSources.maskPasswords(value)
               + "'");
     }
   }
@@ -62,7 +63,7 @@ final class Validate {
           spec,
           flag
               + " must be an AMQP URI like amqp://user:password@127.0.0.1:5672, but was '"
-              + Redaction.mask(value)
+              + InboxDataSources.maskPasswords(value)
               + "'");
     }
   }
@@ -76,6 +77,7 @@ final class Validate {
   }
 
   static void fail(CommandSpec spec, String message) {
-    throw new CommandLine.ParameterException(spec.commandLine(), Redaction.mask(message));
+    throw new CommandLine.ParameterException(
+        spec.commandLine(), InboxDataSources.maskPasswords(message));
   }
 }
