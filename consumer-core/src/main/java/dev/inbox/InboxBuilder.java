@@ -1,6 +1,7 @@
 package dev.inbox;
 
 import dev.inbox.internal.PostgresInbox;
+import dev.inbox.spi.CallerTransactions;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.Objects;
@@ -11,6 +12,7 @@ public final class InboxBuilder {
   private DataSource dataSource;
   private InboxSettings settings = InboxSettings.defaults();
   private boolean migrate;
+  private CallerTransactions callerTransactions = CallerTransactions.NONE;
 
   InboxBuilder() {}
 
@@ -23,6 +25,18 @@ public final class InboxBuilder {
   /** Defaults to {@link InboxSettings#defaults()}. */
   public InboxBuilder settings(InboxSettings settings) {
     this.settings = Objects.requireNonNull(settings, "settings must not be null");
+    return this;
+  }
+
+  /**
+   * Where the inbox finds a transaction of the caller's to join: {@code execute}, {@code
+   * executeBatch}, the consumers and the HTTP filter then claim and run their handlers on it, so
+   * that the handler's writes commit with the key (see {@link CallerTransactions}). Defaults to
+   * {@link CallerTransactions#NONE}: the inbox always begins its own transaction.
+   */
+  public InboxBuilder callerTransactions(CallerTransactions callerTransactions) {
+    this.callerTransactions =
+        Objects.requireNonNull(callerTransactions, "callerTransactions must not be null");
     return this;
   }
 
@@ -51,6 +65,6 @@ public final class InboxBuilder {
     if (migrate) {
       InboxSchema.migrate(dataSource, settings);
     }
-    return PostgresInbox.start(dataSource, settings);
+    return PostgresInbox.start(dataSource, settings, callerTransactions);
   }
 }

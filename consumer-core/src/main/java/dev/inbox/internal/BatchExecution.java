@@ -10,7 +10,6 @@ import dev.inbox.Fingerprints;
 import dev.inbox.InboxSettings;
 import dev.inbox.ItemResult;
 import dev.inbox.ItemStatus;
-import dev.inbox.NewItemsHandler;
 import dev.inbox.RecordState;
 import dev.inbox.StoredResult;
 import dev.inbox.TransientFailures;
@@ -41,8 +40,13 @@ import org.slf4j.LoggerFactory;
  * item of the partition takes effect before it. Re-running a handler is safe here because its only
  * effects are writes that were rolled back.
  *
- * <p>With a {@link NewItemsHandler} the optimistic pass makes one call for all new items; since a
- * failure then names no item, the careful pass runs over the whole batch, one item per call.
+ * <p>With a {@linkplain BatchHandler#setBased set-based} handler the optimistic pass makes one call
+ * for all new items; since a failure then names no item, the careful pass runs over the whole
+ * batch, one item per call.
+ *
+ * <p>Joining the caller's transaction, each pass runs under a savepoint of it instead of a
+ * transaction of its own: what a pass would roll back is rolled back to that savepoint, and a
+ * finished pass releases it instead of committing.
  *
  * <p>A handler failure whose rollback finds the connection broken (a handler that threw in the
  * middle of a statement leaves it half-sent) has lost the pass's transaction with the connection:
@@ -60,6 +64,15 @@ final class BatchExecution<T> {
   private static final Logger log = LoggerFactory.getLogger(BatchExecution.class);
 
   private final DataSource dataSource;
+
+  /** The caller's transaction that every pass joins, or null: each pass begins its own. */
+  private final Connection joined;
+
+  /** Joined: the current pass's savepoint and the caller's lock timeout to restore after it. */
+  private Savepoint passStart;
+
+  private String callersLockTimeout;
+
   private final Claimer claimer;
   private final FailureCounter failures;
   private final Duration rollbackWait;
@@ -71,7 +84,7 @@ final class BatchExecution<T> {
   private final BatchHandler<T> handler;
 
   /** When not null, the optimistic pass hands it every new item in one call instead. */
-  private final NewItemsHandler<T> atOnce;
+  private final BatchHandler.SetBased<T> atOnce;
 
   /** The item index of each distinct key's first occurrence, in order. */
   private final List<Integer> firsts = new ArrayList<>();
@@ -90,6 +103,7 @@ final class BatchExecution<T> {
 
   BatchExecution(
       DataSource dataSource,
+      Connection joined,
       Claimer claimer,
       FailureCounter failures,
       Statements sql,
@@ -97,9 +111,9 @@ final class BatchExecution<T> {
       String scope,
       List<BatchItem<T>> items,
       BatchFailurePolicy policy,
-      BatchHandler<T> handler,
-      NewItemsHandler<T> atOnce) {
+      BatchHandler<T> handler) {
     this.dataSource = dataSource;
+    this.joined = joined;
     this.claimer = claimer;
     this.failures = failures;
     this.rollbackWait = Transactions.rollbackWait(settings);
@@ -109,7 +123,8 @@ final class BatchExecution<T> {
     this.items = items;
     this.policy = policy;
     this.handler = handler;
-    this.atOnce = atOnce;
+    this.atOnce =
+        handler instanceof BatchHandler.SetBasedHandler<T> setBased ? setBased.handler() : null;
     this.distinctPosition = new int[items.size()];
     Map<String, Integer> positionByKey = new HashMap<>();
     for (int i = 0; i < items.size(); i++) {
@@ -181,7 +196,7 @@ final class BatchExecution<T> {
 
   private Pass runPass(int limit, boolean careful) throws SQLException {
     Pass pass = new Pass(limit);
-    Connection connection = Transactions.begin(dataSource);
+    Connection connection = beginPass();
     try {
       Map<String, Claim> claims = claim(connection, limit, careful);
       decideDivergentRepeats(connection, claims, pass);
@@ -237,7 +252,7 @@ final class BatchExecution<T> {
           markFailed(connection, item.key(), e);
           pass.slots[position] = new Slot(claim, ItemStatus.FAILED, null, e);
           if (policy == BatchFailurePolicy.STOP && anyNewAfter(claims, position, limit)) {
-            connection.rollback();
+            rollbackPass(connection);
             pass.restartAt = position;
             return pass;
           }
@@ -252,14 +267,78 @@ final class BatchExecution<T> {
       } else {
         storeResults(connection, completedWithResult);
       }
-      Transactions.commit(connection);
+      commitPass(connection);
       return pass;
     } catch (SQLException | RuntimeException | Error e) {
-      Transactions.rollbackQuietly(connection, e, rollbackWait);
+      rollbackPassQuietly(connection, e);
       throw e;
     } finally {
+      endPass(connection);
+    }
+  }
+
+  /** A transaction of its own, or a savepoint of the caller's under the inbox's lock timeout. */
+  private Connection beginPass() throws SQLException {
+    if (joined == null) {
+      return Transactions.begin(dataSource);
+    }
+    passStart = joined.setSavepoint();
+    callersLockTimeout = claimer.setLockTimeout(joined);
+    return joined;
+  }
+
+  private void commitPass(Connection connection) throws SQLException {
+    if (joined == null) {
+      Transactions.commit(connection);
+      return;
+    }
+    joined.releaseSavepoint(passStart);
+    passStart = null;
+    claimer.restoreLockTimeout(joined, callersLockTimeout);
+  }
+
+  /** Undoes the pass; rolling back to the savepoint also restores the caller's lock timeout. */
+  private void rollbackPass(Connection connection) throws SQLException {
+    if (joined == null) {
+      connection.rollback();
+      return;
+    }
+    joined.rollback(passStart);
+    joined.releaseSavepoint(passStart);
+    passStart = null;
+  }
+
+  private void rollbackPassQuietly(Connection connection, Throwable cause) {
+    if (joined == null) {
+      Transactions.rollbackQuietly(connection, cause, rollbackWait);
+      return;
+    }
+    if (passStart != null) {
+      try {
+        Transactions.rollbackAfterFailure(joined, passStart, rollbackWait);
+        joined.releaseSavepoint(passStart);
+      } catch (SQLException e) {
+        cause.addSuppressed(e);
+      }
+      passStart = null;
+    }
+  }
+
+  private void endPass(Connection connection) throws SQLException {
+    if (joined == null) {
       Transactions.end(connection);
     }
+  }
+
+  /** Undoes the claims of a pass and runs it again from its first statement. */
+  private void restartPass(Connection connection) throws SQLException {
+    if (joined == null) {
+      connection.rollback();
+      claimer.configureTransaction(connection);
+      return;
+    }
+    joined.rollback(passStart);
+    claimer.setLockTimeout(joined);
   }
 
   /**
@@ -278,7 +357,7 @@ final class BatchExecution<T> {
     } catch (Exception e) {
       handlerFailed(e, handlerStart);
       // A broken connection names no item either: the careful pass finds it.
-      rolledBack(connection, null);
+      rolledBack(connection, passStart);
       return false;
     }
   }
@@ -287,14 +366,14 @@ final class BatchExecution<T> {
    * Rolls back a handler's failure, to the savepoint or the whole transaction when it is null.
    *
    * @return false when the connection broke instead: it was aborted, and the pass's transaction is
-   *     lost with it
+   *     lost with it. A joined transaction lost that way is the caller's: that throws
    */
   private boolean rolledBack(Connection connection, Savepoint savepoint) throws SQLException {
     try {
       Transactions.rollbackAfterFailure(connection, savepoint, rollbackWait);
       return true;
     } catch (SQLException e) {
-      if (!TransientFailures.isConnectionFailure(e)) {
+      if (!TransientFailures.isConnectionFailure(e) || joined != null) {
         throw e;
       }
       log.warn(
@@ -333,14 +412,16 @@ final class BatchExecution<T> {
     }
     long start = System.nanoTime();
     try {
-      claims.putAll(claimer.claimAsFirstStatement(connection, scope, requests, null, writtenAs));
+      claims.putAll(
+          joined == null
+              ? claimer.claimAsFirstStatement(connection, scope, requests, null, writtenAs)
+              : claimer.claim(connection, scope, requests, null, writtenAs));
     } catch (SQLException e) {
       if (!SqlStates.isLockTimeout(e)) {
         throw e;
       }
       // Some key is held by a transaction that outlived lockTimeout: find which, one at a time.
-      connection.rollback();
-      claimer.configureTransaction(connection);
+      restartPass(connection);
       for (Claimer.Request request : requests) {
         claims.put(
             request.key(),

@@ -187,10 +187,10 @@ final class Claimer {
   /**
    * {@link #configureTransaction} and {@link Statements#reserve} in one round trip, as the first
    * statement of a fresh transaction. Returns NEW when the key has no row and this transaction took
-   * its advisory lock (nothing is written: the completion inserts the row), IN_PROGRESS when
-   * another reservation holds the lock, the settled answer of a row, or null when the row can be
-   * claimed again (a failed key below maxAttempts, an expired lease): the caller then claims it
-   * with {@link #claim} in this same transaction.
+   * its advisory lock (nothing is written: the completion inserts the row), IN_PROGRESS with {@code
+   * lockHeldElsewhere} when another transaction holds the lock, the settled answer of a row, or a
+   * null claim when the row can be claimed again (a failed key below maxAttempts, an expired
+   * lease): the caller then claims it with {@link #claim} in this same transaction.
    */
   Reserved reserveAsFirstStatement(Connection connection, String scope, Request request)
       throws SQLException {
@@ -210,30 +210,52 @@ final class Claimer {
         reserved = (Boolean) lock.getObject("reserved");
       }
       ps.getMoreResults();
-      try (ResultSet rs = currentResultSet(ps)) {
-        if (!rs.next()) {
-          throw new IllegalStateException(
-              "the reservation's read returned no row, which indicates a bug");
-        }
-        Instant reservedAt = Rows.instant(rs, "db_now");
-        if (rs.getString("state") == null) { // no row after the lock: the lock decides
-          // null: a row seen before the lock is gone now (released or purged); ask again.
-          return new Reserved(
-              Boolean.TRUE.equals(reserved)
-                  ? newClaim(scope, request, null, 1, 1, null)
-                  : lockedElsewhere(scope, request.key()),
-              reservedAt);
-        }
-        return new Reserved(classifyRow(scope, request, rs), reservedAt);
-      }
+      return reservedFrom(ps, scope, request, reserved);
     }
   }
 
   /**
-   * What {@link #reserveAsFirstStatement} found: the claim (null: the row can be claimed again),
-   * and the transaction's start on the database's clock.
+   * After {@link #reserveAsFirstStatement} found the key's lock held by another transaction: waits
+   * for that lock, at most lockTimeout (then SQLState 55P03, and the transaction is aborted), and
+   * reads the record that transaction left, if any, with a snapshot taken after the wait.
    */
-  record Reserved(Claim claim, Instant reservedAt) {}
+  Reserved waitForReservation(Connection connection, String scope, Request request)
+      throws SQLException {
+    try (PreparedStatement ps = connection.prepareStatement(sql.waitForReservation)) {
+      ps.setString(1, sql.reservationLockName(scope, request.key()));
+      ps.setString(2, scope);
+      ps.setString(3, request.key());
+      ps.execute();
+      ps.getMoreResults();
+      return reservedFrom(ps, scope, request, true);
+    }
+  }
+
+  /** Reads the reservation's record, which decides wherever there is one; else the lock does. */
+  private Reserved reservedFrom(
+      PreparedStatement ps, String scope, Request request, Boolean lockTaken) throws SQLException {
+    try (ResultSet rs = currentResultSet(ps)) {
+      if (!rs.next()) {
+        throw new IllegalStateException(
+            "the reservation's read returned no row, which indicates a bug");
+      }
+      if (rs.getString("state") != null) {
+        return new Reserved(classifyRow(scope, request, rs), false);
+      }
+      if (Boolean.TRUE.equals(lockTaken)) {
+        return new Reserved(newClaim(scope, request, null, 1, 1, null), false);
+      }
+      // No row, and the lock is held elsewhere (false), or was not tried because a row seen
+      // before it is gone now, released or purged (null): the caller waits for the lock.
+      return new Reserved(lockedElsewhere(scope, request.key()), true);
+    }
+  }
+
+  /**
+   * What a reservation found: the claim (null: the row can be claimed again), and whether another
+   * transaction held the key's lock.
+   */
+  record Reserved(Claim claim, boolean lockHeldElsewhere) {}
 
   /**
    * Claims one key under a savepoint, so that a lock timeout answers IN_PROGRESS instead of
@@ -308,6 +330,30 @@ final class Claimer {
         return lockedElsewhere(scope, request.key());
       }
       throw e;
+    }
+  }
+
+  /**
+   * Sets the inbox's lock timeout on a caller's transaction until its end or the rollback of the
+   * savepoint taken before, and returns the caller's, for {@link #restoreLockTimeout}.
+   */
+  String setLockTimeout(Connection connection) throws SQLException {
+    try (Statement statement = connection.createStatement();
+        ResultSet rs =
+            statement.executeQuery(
+                "SELECT current_setting('lock_timeout'), set_config('lock_timeout', '"
+                    + settings.lockTimeout().toMillis()
+                    + "ms', true)")) {
+      rs.next();
+      return rs.getString(1);
+    }
+  }
+
+  void restoreLockTimeout(Connection connection, String callersLockTimeout) throws SQLException {
+    try (PreparedStatement ps =
+        connection.prepareStatement("SELECT set_config('lock_timeout', ?, true)")) {
+      ps.setString(1, callersLockTimeout);
+      ps.execute();
     }
   }
 

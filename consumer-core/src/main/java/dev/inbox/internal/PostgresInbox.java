@@ -8,72 +8,82 @@ import dev.inbox.Claim;
 import dev.inbox.ClaimOutcome;
 import dev.inbox.Execution;
 import dev.inbox.HandlerFailedException;
-import dev.inbox.IllegalStateTransitionException;
 import dev.inbox.Inbox;
+import dev.inbox.InboxAdmin;
 import dev.inbox.InboxDatabaseException;
 import dev.inbox.InboxKeys;
-import dev.inbox.InboxRecord;
 import dev.inbox.InboxSchema;
 import dev.inbox.InboxSettings;
-import dev.inbox.LeaseLostException;
-import dev.inbox.LeaseToken;
-import dev.inbox.NewItemsHandler;
+import dev.inbox.Leases;
 import dev.inbox.RecordState;
-import dev.inbox.ReleaseResult;
-import dev.inbox.Reservation;
-import dev.inbox.ReservationLostException;
 import dev.inbox.StoredResult;
 import dev.inbox.TransactionalHandler;
 import dev.inbox.TransientFailures;
+import dev.inbox.spi.CallerTransactions;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Savepoint;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.List;
 import java.util.Objects;
-import java.util.Optional;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** The {@link Inbox} on PostgreSQL. Thread-safe: it keeps no per-call state between calls. */
+/**
+ * The {@link Inbox} on PostgreSQL. Thread-safe: it keeps no per-call state between calls.
+ *
+ * <p>It chooses how to claim, so that callers never have to: {@link #execute} in a transaction of
+ * its own reserves a key that has no record (a transaction-level advisory lock, and the record
+ * written once, with the result, in the commit's round trip); a key with a record, and every other
+ * path, claims the row itself. Joining the caller's transaction ({@link CallerTransactions}), it
+ * works under a savepoint and never commits.
+ */
 public final class PostgresInbox implements Inbox {
   private static final Logger log = LoggerFactory.getLogger(PostgresInbox.class);
   private static final int MAX_BATCH_RETRIES = 3;
 
   private final DataSource dataSource;
   private final InboxSettings settings;
+  private final CallerTransactions callerTransactions;
   private final Statements sql;
   private final Claimer claimer;
   private final Janitor janitor;
   private final FailureCounter failures;
+  private final PostgresLeases leases;
+  private final PostgresAdmin admin;
 
   /** How long a rollback after a failure waits for the server before the connection is aborted. */
   private final Duration rollbackWait;
 
-  private PostgresInbox(DataSource dataSource, InboxSettings settings) {
+  private PostgresInbox(
+      DataSource dataSource, InboxSettings settings, CallerTransactions callerTransactions) {
     this.dataSource = dataSource;
     this.settings = settings;
+    this.callerTransactions = callerTransactions;
     this.sql = new Statements(settings);
     this.claimer = new Claimer(sql, settings);
     this.rollbackWait = Transactions.rollbackWait(settings);
     this.failures = new FailureCounter(dataSource, claimer, sql, rollbackWait);
+    this.leases = new PostgresLeases(dataSource, settings, sql, this);
+    this.admin = new PostgresAdmin(dataSource, settings, sql, claimer);
     this.janitor =
         settings.janitorInterval().isZero()
             ? null
             : Janitor.start(
                 settings.schema() + "." + settings.table(),
                 settings.janitorInterval(),
-                this::janitorRun);
+                admin::janitorRun);
   }
 
   /** Creates the inbox and starts its janitor, unless the janitor interval is zero. */
-  public static PostgresInbox start(DataSource dataSource, InboxSettings settings) {
+  public static Inbox start(
+      DataSource dataSource, InboxSettings settings, CallerTransactions callerTransactions) {
     return new PostgresInbox(
         Objects.requireNonNull(dataSource, "dataSource"),
-        Objects.requireNonNull(settings, "settings"));
+        Objects.requireNonNull(settings, "settings"),
+        Objects.requireNonNull(callerTransactions, "callerTransactions"));
   }
 
   @Override
@@ -87,69 +97,72 @@ public final class PostgresInbox implements Inbox {
   }
 
   @Override
+  public Leases leases() {
+    return leases;
+  }
+
+  @Override
+  public InboxAdmin admin() {
+    return admin;
+  }
+
+  Duration rollbackWait() {
+    return rollbackWait;
+  }
+
+  @Override
   public Execution execute(
       String scope, String key, byte[] fingerprint, TransactionalHandler handler) {
     InboxKeys.validateScope(scope);
     InboxKeys.validateKey(key);
     Objects.requireNonNull(handler, "handler");
     Claimer.Request request = new Claimer.Request(key, fingerprint);
+    Connection joined = callersTransaction(scope, key);
+    if (joined != null) {
+      return executeJoined(joined, scope, request, handler);
+    }
+    try {
+      return executeOwn(scope, request, handler, true);
+    } catch (ReservationLostException e) {
+      // Another claimant recorded the key while the handler ran, and nothing of this run was
+      // committed: claim the row itself now, which waits for that claimant and answers with its
+      // outcome.
+      log.debug("the reservation of key '{}' in scope '{}' was lost; claiming again", key, scope);
+      return executeOwn(scope, request, handler, false);
+    }
+  }
+
+  /**
+   * execute() in a transaction of the inbox's own. A failed attempt is counted after the connection
+   * went back to the pool: holding one while waiting for another starves a pool whose calls all
+   * fail at once.
+   */
+  private Execution executeOwn(
+      String scope, Claimer.Request request, TransactionalHandler handler, boolean reserve) {
+    String key = request.key();
     Connection connection = null;
+    Claim claim;
+    CountedFailure failed;
     try {
       connection = Transactions.begin(dataSource);
-      // execute() commits only when its handler succeeded, so the row is written in its final
-      // state.
-      Claim claim = claimFirst(connection, scope, request, null, RecordState.COMPLETED);
+      Held held =
+          reserve
+              ? reserve(connection, scope, request)
+              // Written in its final state: execute() commits only when its handler succeeded.
+              : new Held(
+                  claimFirst(connection, scope, request, null, RecordState.COMPLETED), false);
+      claim = held.claim();
       if (!claim.isNew()) {
         connection.rollback();
         return new Execution(claim, claim.storedResult());
       }
-      StoredResult result;
-      long handlerStart = System.nanoTime();
       try {
-        result = handler.handle(connection);
-        Transactions.requireNotAbortedByHandler(connection);
-        settings.listener().handled(scope, true, Claimer.since(handlerStart));
-      } catch (Error e) {
-        // Thrown on uncounted, but never past a rollback that could wait forever.
-        Transactions.rollbackQuietly(connection, e, rollbackWait);
-        settings.listener().handled(scope, false, Claimer.since(handlerStart));
-        throw e;
-      } catch (Exception e) {
-        Transactions.rollbackQuietly(connection, e, rollbackWait);
-        settings.listener().handled(scope, false, Claimer.since(handlerStart));
-        if (TransientFailures.isConnectionFailure(e)) {
-          throw new InboxDatabaseException(
-              scope,
-              key,
-              "database connection failed while the handler ran; nothing was committed",
-              BatchExecution.asSqlException(e));
-        }
-        if (TransientFailures.isLockTimeout(e)) {
-          throw new InboxDatabaseException(
-              scope,
-              key,
-              "the handler waited longer than lockTimeout ("
-                  + settings.lockTimeout().toMillis()
-                  + " ms) for a lock held by another transaction; nothing was committed and the"
-                  + " attempt is not counted, so run it again later",
-              BatchExecution.asSqlException(e));
-        }
-        if (TransientFailures.isRetryableCause(e)) {
-          throw new InboxDatabaseException(
-              scope,
-              key,
-              "the handler's transaction hit a deadlock or serialization failure; nothing was"
-                  + " committed and the attempt is not counted, so run it again",
-              BatchExecution.asSqlException(e));
-        }
-        failures.count(claim, fingerprint, String.valueOf(e));
-        throw new HandlerFailedException(scope, key, claim.attempts(), e);
+        StoredResult result = runHandler(scope, key, connection, null, handler);
+        commit(connection, held, result);
+        return new Execution(claim, result);
+      } catch (CountedFailure e) {
+        failed = e;
       }
-      if (result != null) {
-        storeResult(connection, claim, result);
-      }
-      Transactions.commit(connection);
-      return new Execution(claim, result);
     } catch (SQLException e) {
       if (connection != null) {
         Transactions.rollbackQuietly(connection, e, rollbackWait);
@@ -159,57 +172,244 @@ public final class PostgresInbox implements Inbox {
           key,
           "execute failed; if it failed during commit the outcome is unknown and a retry is safe",
           e);
+    } catch (ReservationLostException e) {
+      Transactions.rollbackQuietly(connection, e, rollbackWait);
+      throw e;
     } finally {
       Transactions.endQuietly(connection);
+    }
+    failures.count(claim, request.fingerprint(), String.valueOf(failed.cause));
+    throw new HandlerFailedException(scope, key, claim.attempts(), failed.cause);
+  }
+
+  /** Records a NEW claim's result and commits, in one round trip for a deferred record. */
+  private void commit(Connection connection, Held held, StoredResult result) throws SQLException {
+    if (held.recordDeferred()) {
+      insertCompleted(connection, sql.insertCompletedAndCommit, held.claim(), result);
+      // Ends the transaction on the driver's side too; the server has committed already.
+      connection.commit();
+      return;
+    }
+    if (result != null) {
+      storeResult(connection, held.claim(), result);
+    }
+    Transactions.commit(connection);
+  }
+
+  /**
+   * execute() on the caller's transaction, under a savepoint that the claim and the handler share:
+   * a failing handler is rolled back to it, with its claim, and the caller's transaction goes on.
+   */
+  private Execution executeJoined(
+      Connection transaction, String scope, Claimer.Request request, TransactionalHandler handler) {
+    String key = request.key();
+    try {
+      requireTransaction(transaction);
+      Savepoint savepoint = transaction.setSavepoint();
+      Claim claim = claimInCallersTransaction(transaction, scope, request);
+      if (!claim.isNew()) {
+        transaction.releaseSavepoint(savepoint);
+        return new Execution(claim, claim.storedResult());
+      }
+      StoredResult result;
+      try {
+        result = runHandler(scope, key, transaction, savepoint, handler);
+      } catch (CountedFailure counted) {
+        failures.count(claim, request.fingerprint(), String.valueOf(counted.cause));
+        throw new HandlerFailedException(scope, key, claim.attempts(), counted.cause);
+      }
+      completeClaimed(transaction, claim, result);
+      transaction.releaseSavepoint(savepoint);
+      return new Execution(claim, result);
+    } catch (SQLException e) {
+      throw new InboxDatabaseException(
+          scope, key, "execute on the caller's transaction failed; roll it back", e);
+    }
+  }
+
+  /** A handler's failure that counts as an attempt; its writes are rolled back already. */
+  private static final class CountedFailure extends Exception {
+    private static final long serialVersionUID = 1L;
+    final transient Exception cause;
+
+    CountedFailure(Exception cause) {
+      super(null, null, false, false);
+      this.cause = cause;
+    }
+  }
+
+  /**
+   * Runs the handler of a NEW claim. On failure rolls back (to the savepoint, or the whole
+   * transaction when it is null) and either throws an {@link InboxDatabaseException} for a failure
+   * that says nothing about the message, or a {@link CountedFailure}.
+   */
+  private StoredResult runHandler(
+      String scope,
+      String key,
+      Connection connection,
+      Savepoint savepoint,
+      TransactionalHandler handler)
+      throws CountedFailure, SQLException {
+    long handlerStart = System.nanoTime();
+    try {
+      StoredResult result = handler.handle(connection);
+      Transactions.requireNotAbortedByHandler(connection);
+      settings.listener().handled(scope, true, Claimer.since(handlerStart));
+      return result;
+    } catch (Error e) {
+      // Thrown on uncounted, but never past a rollback that could wait forever.
+      rollbackQuietly(connection, savepoint, e);
+      settings.listener().handled(scope, false, Claimer.since(handlerStart));
+      throw e;
+    } catch (Exception e) {
+      rollbackQuietly(connection, savepoint, e);
+      settings.listener().handled(scope, false, Claimer.since(handlerStart));
+      if (TransientFailures.isConnectionFailure(e)) {
+        throw new InboxDatabaseException(
+            scope,
+            key,
+            "database connection failed while the handler ran; nothing was committed",
+            BatchExecution.asSqlException(e));
+      }
+      if (TransientFailures.isLockTimeout(e)) {
+        throw new InboxDatabaseException(
+            scope,
+            key,
+            "the handler waited longer than lockTimeout ("
+                + settings.lockTimeout().toMillis()
+                + " ms) for a lock held by another transaction; nothing was committed and the"
+                + " attempt is not counted, so run it again later",
+            BatchExecution.asSqlException(e));
+      }
+      if (TransientFailures.isRetryableCause(e)) {
+        throw new InboxDatabaseException(
+            scope,
+            key,
+            "the handler's transaction hit a deadlock or serialization failure; nothing was"
+                + " committed and the attempt is not counted, so run it again",
+            BatchExecution.asSqlException(e));
+      }
+      throw new CountedFailure(e);
+    }
+  }
+
+  private void rollbackQuietly(Connection connection, Savepoint savepoint, Throwable cause) {
+    if (savepoint == null) {
+      Transactions.rollbackQuietly(connection, cause, rollbackWait);
+      return;
+    }
+    try {
+      Transactions.rollbackAfterFailure(connection, savepoint, rollbackWait);
+    } catch (SQLException e) {
+      cause.addSuppressed(e);
+    }
+  }
+
+  /** What a claim in a transaction of the inbox's own found, and whether its record is deferred. */
+  private record Held(Claim claim, boolean recordDeferred) {}
+
+  /**
+   * Reserves the key as the transaction's first statement. When another transaction holds the key's
+   * lock, waits for it (at most lockTimeout, after which the transaction is aborted and the answer
+   * is IN_PROGRESS), then decides from the record that transaction left, if any.
+   */
+  private Held reserve(Connection connection, String scope, Claimer.Request request)
+      throws SQLException {
+    long start = System.nanoTime();
+    Claimer.Reserved reserved = claimer.reserveAsFirstStatement(connection, scope, request);
+    if (reserved.lockHeldElsewhere()) {
+      try {
+        reserved = claimer.waitForReservation(connection, scope, request);
+      } catch (SQLException e) {
+        if (!SqlStates.isLockTimeout(e)) {
+          throw e;
+        }
+        reserved = new Claimer.Reserved(claimer.lockedElsewhere(scope, request.key()), false);
+      }
+    }
+    Claim claim = reserved.claim();
+    boolean recordDeferred = claim != null && claim.isNew();
+    if (claim == null) {
+      claim = claimRecordedKey(connection, scope, request);
+    }
+    settings.listener().claimLatency(scope, Claimer.since(start));
+    settings.listener().claimed(scope, claim.outcome(), 1);
+    return new Held(claim, recordDeferred);
+  }
+
+  /**
+   * Claims, in a reservation's transaction, a key whose record can be claimed again; written
+   * COMPLETED, since the transaction commits only with the handler's success. A lock timeout
+   * answers IN_PROGRESS and leaves the transaction aborted.
+   */
+  private Claim claimRecordedKey(Connection transaction, String scope, Claimer.Request request)
+      throws SQLException {
+    try {
+      return claimer
+          .claim(transaction, scope, List.of(request), null, RecordState.COMPLETED)
+          .get(request.key());
+    } catch (SQLException e) {
+      if (!SqlStates.isLockTimeout(e)) {
+        throw e;
+      }
+      return claimer.lockedElsewhere(scope, request.key());
+    }
+  }
+
+  /**
+   * Inserts a reserved key's record, COMPLETED with its result. A record that another claimant
+   * wrote first (committed: unique violation; still in flight past lockTimeout: lock timeout) means
+   * the reservation is lost, and the error keeps the rest of the round trip, a COMMIT included,
+   * from running.
+   */
+  private void insertCompleted(
+      Connection transaction, String statement, Claim claim, StoredResult result)
+      throws SQLException {
+    try (PreparedStatement ps = transaction.prepareStatement(statement)) {
+      ps.setString(1, claim.scope());
+      ps.setString(2, claim.key());
+      ps.setBytes(3, claim.fingerprint());
+      Rows.setResult(transaction, ps, 4, result);
+      ps.execute();
+    } catch (SQLException e) {
+      if (SqlStates.isUniqueViolation(e)) {
+        throw new ReservationLostException(
+            claim.scope(), claim.key(), "another claimant recorded the key first", e);
+      }
+      if (SqlStates.isLockTimeout(e)) {
+        throw new ReservationLostException(
+            claim.scope(),
+            claim.key(),
+            "another claimant's transaction wrote the key and was still open after lockTimeout",
+            e);
+      }
+      throw e;
     }
   }
 
   @Override
   public <T> BatchResult<T> executeBatch(
       String scope, List<BatchItem<T>> items, BatchFailurePolicy policy, BatchHandler<T> handler) {
-    Objects.requireNonNull(handler, "handler");
-    return runBatch(scope, items, policy, handler, null);
-  }
-
-  @Override
-  public <T> BatchResult<T> executeBatchAtOnce(
-      String scope,
-      List<BatchItem<T>> items,
-      BatchFailurePolicy policy,
-      NewItemsHandler<T> handler) {
-    Objects.requireNonNull(handler, "handler");
-    // The careful pass that finds a failing item calls the handler with one item at a time.
-    BatchHandler<T> oneByOne =
-        (item, tx) -> {
-          handler.handle(List.of(item), tx);
-          return null;
-        };
-    return runBatch(scope, items, policy, oneByOne, handler);
-  }
-
-  /** {@code atOnce}, when not null, handles the new items of the optimistic pass in one call. */
-  private <T> BatchResult<T> runBatch(
-      String scope,
-      List<BatchItem<T>> items,
-      BatchFailurePolicy policy,
-      BatchHandler<T> handler,
-      NewItemsHandler<T> atOnce) {
     InboxKeys.validateScope(scope);
     Objects.requireNonNull(items, "items");
     Objects.requireNonNull(policy, "policy");
+    Objects.requireNonNull(handler, "handler");
     for (BatchItem<T> item : items) {
       InboxKeys.validateKey(Objects.requireNonNull(item, "batch item").key());
     }
     if (items.isEmpty()) {
       return new BatchResult<>(List.of());
     }
-    for (int retry = 1; ; retry++) {
+    Connection joined = callersTransaction(scope, null);
+    // A deadlock or serialization failure in the caller's transaction is the caller's to retry.
+    int maxRuns = joined == null ? MAX_BATCH_RETRIES : 1;
+    for (int run = 1; ; run++) {
       try {
         return new BatchExecution<>(
-                dataSource, claimer, failures, sql, settings, scope, items, policy, handler, atOnce)
+                dataSource, joined, claimer, failures, sql, settings, scope, items, policy, handler)
             .run();
       } catch (SQLException e) {
-        if (TransientFailures.isRetryable(e) && retry < MAX_BATCH_RETRIES) {
+        if (TransientFailures.isRetryable(e) && run < maxRuns) {
           log.debug("batch in scope '{}' hit {}; running it again", scope, e.getSQLState());
           continue;
         }
@@ -218,7 +418,9 @@ public final class PostgresInbox implements Inbox {
             null,
             "batch of "
                 + items.size()
-                + " failed; nothing of it was committed unless the commit itself failed",
+                + (joined == null
+                    ? " failed; nothing of it was committed unless the commit itself failed"
+                    : " failed on the caller's transaction; roll it back"),
             e);
       }
     }
@@ -230,36 +432,26 @@ public final class PostgresInbox implements Inbox {
     InboxKeys.validateKey(key);
     try {
       requireTransaction(transaction);
-      long start = System.nanoTime();
-      Claim claim =
-          claimer.claimInCallersTransaction(
-              transaction, scope, new Claimer.Request(key, fingerprint));
-      settings.listener().claimLatency(scope, Claimer.since(start));
-      settings.listener().claimed(scope, claim.outcome(), 1);
-      return claim;
+      return claimInCallersTransaction(transaction, scope, new Claimer.Request(key, fingerprint));
     } catch (SQLException e) {
       throw new InboxDatabaseException(scope, key, "claim on the caller's transaction failed", e);
     }
   }
 
-  @Override
-  public Claim claimAtStart(Connection transaction, String scope, String key, byte[] fingerprint) {
-    InboxKeys.validateScope(scope);
-    InboxKeys.validateKey(key);
-    try {
-      requireTransaction(transaction);
-      return claimFirst(
-          transaction, scope, new Claimer.Request(key, fingerprint), null, RecordState.COMPLETED);
-    } catch (SQLException e) {
-      throw new InboxDatabaseException(scope, key, "claim at the start of a transaction failed", e);
-    }
+  private Claim claimInCallersTransaction(
+      Connection transaction, String scope, Claimer.Request request) throws SQLException {
+    long start = System.nanoTime();
+    Claim claim = claimer.claimInCallersTransaction(transaction, scope, request);
+    settings.listener().claimLatency(scope, Claimer.since(start));
+    settings.listener().claimed(scope, claim.outcome(), 1);
+    return claim;
   }
 
   /**
    * One key claimed by the first statement of a fresh transaction; a lock timeout answers
    * IN_PROGRESS and leaves the transaction aborted.
    */
-  private Claim claimFirst(
+  Claim claimFirst(
       Connection connection,
       String scope,
       Claimer.Request request,
@@ -297,306 +489,9 @@ public final class PostgresInbox implements Inbox {
   }
 
   @Override
-  public void completeAndCommit(Connection transaction, Claim claim, StoredResult result) {
-    requireNew(claim);
-    try {
-      requireTransaction(transaction);
-      requireCommittable(transaction);
-      try (PreparedStatement ps = transaction.prepareStatement(sql.completeAndCommit)) {
-        bindCompletion(transaction, ps, claim.scope(), claim.key(), claim.fencingToken(), result);
-        // The guard raises an error unless exactly one row was completed; an error makes the
-        // server skip the COMMIT that follows it in the same round trip.
-        ps.execute();
-      }
-      // Ends the transaction on the driver's side too; the server has committed already.
-      transaction.commit();
-    } catch (SQLException e) {
-      throw new InboxDatabaseException(
-          claim.scope(), claim.key(), "complete and commit of the caller's transaction failed", e);
-    }
-  }
-
-  @Override
   public void recordFailure(Claim claim, String error) {
     requireNew(claim);
     failures.count(claim, claim.fingerprint(), error);
-  }
-
-  @Override
-  public Reservation reserveAtStart(
-      Connection transaction, String scope, String key, byte[] fingerprint) {
-    InboxKeys.validateScope(scope);
-    InboxKeys.validateKey(key);
-    Claimer.Request request = new Claimer.Request(key, fingerprint);
-    try {
-      requireTransaction(transaction);
-      long start = System.nanoTime();
-      Claimer.Reserved reserved = claimer.reserveAsFirstStatement(transaction, scope, request);
-      Claim claim = reserved.claim();
-      boolean recordDeferred = claim != null && claim.isNew();
-      if (claim == null) {
-        claim = claimRecordedKey(transaction, scope, request);
-      }
-      settings.listener().claimLatency(scope, Claimer.since(start));
-      settings.listener().claimed(scope, claim.outcome(), 1);
-      return new Reservation(claim, fingerprint, reserved.reservedAt(), recordDeferred);
-    } catch (SQLException e) {
-      throw new InboxDatabaseException(
-          scope, key, "reservation at the start of a transaction failed", e);
-    }
-  }
-
-  /**
-   * Claims, in a reservation's transaction, a key whose record can be claimed again; written
-   * COMPLETED as {@link #claimAtStart} does. A lock timeout answers IN_PROGRESS and leaves the
-   * transaction aborted.
-   */
-  private Claim claimRecordedKey(Connection transaction, String scope, Claimer.Request request)
-      throws SQLException {
-    try {
-      return claimer
-          .claim(transaction, scope, List.of(request), null, RecordState.COMPLETED)
-          .get(request.key());
-    } catch (SQLException e) {
-      if (!SqlStates.isLockTimeout(e)) {
-        throw e;
-      }
-      return claimer.lockedElsewhere(scope, request.key());
-    }
-  }
-
-  @Override
-  public void complete(Connection transaction, Reservation reservation, StoredResult result) {
-    if (!reservation.recordDeferred()) {
-      complete(transaction, reservation.claim(), result);
-      return;
-    }
-    requireNew(reservation.claim());
-    try {
-      requireCommittable(transaction);
-      insertCompleted(transaction, sql.insertCompleted, reservation, result);
-    } catch (SQLException e) {
-      throw new InboxDatabaseException(
-          reservation.claim().scope(),
-          reservation.claim().key(),
-          "complete of a reservation on the caller's transaction failed",
-          e);
-    }
-  }
-
-  @Override
-  public void completeAndCommit(
-      Connection transaction, Reservation reservation, StoredResult result) {
-    if (!reservation.recordDeferred()) {
-      completeAndCommit(transaction, reservation.claim(), result);
-      return;
-    }
-    requireNew(reservation.claim());
-    try {
-      requireTransaction(transaction);
-      requireCommittable(transaction);
-      insertCompleted(transaction, sql.insertCompletedAndCommit, reservation, result);
-      // Ends the transaction on the driver's side too; the server has committed already.
-      transaction.commit();
-    } catch (SQLException e) {
-      throw new InboxDatabaseException(
-          reservation.claim().scope(),
-          reservation.claim().key(),
-          "complete and commit of a reservation failed",
-          e);
-    }
-  }
-
-  /**
-   * Inserts a reserved key's record, COMPLETED with its result. A record that another claimant
-   * wrote first (committed: unique violation; still in flight past lockTimeout: lock timeout) means
-   * the reservation is lost, and the error keeps the rest of the round trip, a COMMIT included,
-   * from running.
-   */
-  private void insertCompleted(
-      Connection transaction, String statement, Reservation reservation, StoredResult result)
-      throws SQLException {
-    Claim claim = reservation.claim();
-    try (PreparedStatement ps = transaction.prepareStatement(statement)) {
-      ps.setString(1, claim.scope());
-      ps.setString(2, claim.key());
-      ps.setBytes(3, reservation.fingerprint());
-      Rows.setResult(transaction, ps, 4, result);
-      ps.execute();
-    } catch (SQLException e) {
-      if (SqlStates.isUniqueViolation(e)) {
-        throw new ReservationLostException(
-            claim.scope(), claim.key(), "another claimant recorded the key first", e);
-      }
-      if (SqlStates.isLockTimeout(e)) {
-        throw new ReservationLostException(
-            claim.scope(),
-            claim.key(),
-            "another claimant's transaction wrote the key and was still open after lockTimeout",
-            e);
-      }
-      throw e;
-    }
-  }
-
-  @Override
-  public void recordFailure(Reservation reservation, String error) {
-    requireNew(reservation.claim());
-    failures.count(reservation.claim(), reservation.fingerprint(), error);
-  }
-
-  @Override
-  public Claim claimLease(String scope, String key, byte[] fingerprint) {
-    InboxKeys.validateScope(scope);
-    InboxKeys.validateKey(key);
-    Connection connection = null;
-    try {
-      connection = Transactions.begin(dataSource);
-      Claim claim =
-          claimFirst(
-              connection,
-              scope,
-              new Claimer.Request(key, fingerprint),
-              settings.ownerId(),
-              RecordState.IN_PROGRESS);
-      // Only a NEW claim wrote anything; any other answer may come from an aborted transaction.
-      if (claim.isNew()) {
-        Transactions.commit(connection);
-      } else {
-        connection.rollback();
-      }
-      return claim;
-    } catch (SQLException e) {
-      if (connection != null) {
-        Transactions.rollbackQuietly(connection, e, rollbackWait);
-      }
-      throw new InboxDatabaseException(scope, key, "leased claim failed", e);
-    } finally {
-      Transactions.endQuietly(connection);
-    }
-  }
-
-  @Override
-  public void complete(LeaseToken lease, StoredResult result) {
-    Objects.requireNonNull(lease, "lease");
-    try (Connection connection = Transactions.autoCommitted(dataSource);
-        PreparedStatement ps = connection.prepareStatement(sql.complete)) {
-      bindCompletion(connection, ps, lease.scope(), lease.key(), lease.fencingToken(), result);
-      if (ps.executeUpdate() != 1) {
-        throw leaseLost(connection, lease, RecordState.COMPLETED);
-      }
-    } catch (SQLException e) {
-      throw new InboxDatabaseException(lease.scope(), lease.key(), "complete of a lease failed", e);
-    }
-  }
-
-  @Override
-  public void fail(LeaseToken lease, String error) {
-    Objects.requireNonNull(lease, "lease");
-    try (Connection connection = Transactions.autoCommitted(dataSource);
-        PreparedStatement ps = connection.prepareStatement(sql.failLease)) {
-      ps.setString(1, error);
-      ps.setString(2, lease.scope());
-      ps.setString(3, lease.key());
-      ps.setLong(4, lease.fencingToken());
-      if (ps.executeUpdate() != 1) {
-        throw leaseLost(connection, lease, RecordState.FAILED);
-      }
-    } catch (SQLException e) {
-      throw new InboxDatabaseException(lease.scope(), lease.key(), "fail of a lease failed", e);
-    }
-  }
-
-  @Override
-  public LeaseToken renew(LeaseToken lease) {
-    Objects.requireNonNull(lease, "lease");
-    try (Connection connection = Transactions.autoCommitted(dataSource);
-        PreparedStatement ps = connection.prepareStatement(sql.renewLease)) {
-      ps.setString(1, settings.leaseDuration().toString());
-      ps.setString(2, lease.scope());
-      ps.setString(3, lease.key());
-      ps.setLong(4, lease.fencingToken());
-      try (ResultSet rs = ps.executeQuery()) {
-        if (!rs.next()) {
-          throw leaseLost(connection, lease, RecordState.IN_PROGRESS);
-        }
-        return new LeaseToken(
-            lease.scope(),
-            lease.key(),
-            lease.owner(),
-            lease.fencingToken(),
-            Rows.instant(rs, "locked_until"));
-      }
-    } catch (SQLException e) {
-      throw new InboxDatabaseException(lease.scope(), lease.key(), "renew of a lease failed", e);
-    }
-  }
-
-  @Override
-  public Optional<InboxRecord> find(String scope, String key) {
-    InboxKeys.validateScope(scope);
-    InboxKeys.validateKey(key);
-    try (Connection connection = dataSource.getConnection()) {
-      return find(connection, scope, key);
-    } catch (SQLException e) {
-      throw new InboxDatabaseException(scope, key, "find failed", e);
-    }
-  }
-
-  @Override
-  public Optional<Claim> lookup(String scope, String key, byte[] fingerprint) {
-    InboxKeys.validateScope(scope);
-    InboxKeys.validateKey(key);
-    try (Connection connection = dataSource.getConnection()) {
-      return Optional.ofNullable(
-          claimer.settled(connection, scope, new Claimer.Request(key, fingerprint)));
-    } catch (SQLException e) {
-      throw new InboxDatabaseException(scope, key, "lookup failed", e);
-    }
-  }
-
-  @Override
-  public ReleaseResult release(String scope, String key) {
-    InboxKeys.validateScope(scope);
-    InboxKeys.validateKey(key);
-    try (Connection connection = Transactions.autoCommitted(dataSource);
-        PreparedStatement ps = connection.prepareStatement(sql.release)) {
-      ps.setString(1, scope);
-      ps.setString(2, key);
-      if (ps.executeUpdate() == 1) {
-        log.info("released key '{}' in scope '{}' for reprocessing", key, scope);
-        return ReleaseResult.RELEASED;
-      }
-      return find(connection, scope, key).isPresent()
-          ? ReleaseResult.NOT_RELEASABLE
-          : ReleaseResult.NOT_FOUND;
-    } catch (SQLException e) {
-      throw new InboxDatabaseException(scope, key, "release failed", e);
-    }
-  }
-
-  @Override
-  public long purgeExpired() {
-    long start = System.nanoTime();
-    long total = 0;
-    try (Connection connection = Transactions.autoCommitted(dataSource)) {
-      for (String purge : List.of(sql.purge, sql.purgeCommittedWithoutComplete)) {
-        try (PreparedStatement ps = connection.prepareStatement(purge)) {
-          int deleted;
-          do {
-            ps.setString(1, settings.retention().toString());
-            ps.setInt(2, settings.purgeBatchSize());
-            deleted = ps.executeUpdate();
-            total += deleted;
-          } while (deleted == settings.purgeBatchSize());
-        }
-      }
-    } catch (SQLException e) {
-      throw new InboxDatabaseException(
-          null, null, "purge of expired records failed after " + total + " rows", e);
-    }
-    settings.listener().purged(total, Claimer.since(start));
-    return total;
   }
 
   @Override
@@ -606,25 +501,13 @@ public final class PostgresInbox implements Inbox {
     }
   }
 
-  private void janitorRun() {
-    long purged = purgeExpired();
-    if (purged > 0) {
-      log.debug("purged {} expired records from {}", purged, settings.qualifiedTable());
-    }
-    try (Connection connection = dataSource.getConnection();
-        PreparedStatement ps = connection.prepareStatement(sql.oldestInProgress);
-        ResultSet rs = ps.executeQuery()) {
-      rs.next();
-      Instant oldest = Rows.instant(rs, "oldest");
-      settings
-          .listener()
-          .oldestInProgress(
-              oldest == null
-                  ? Duration.ZERO
-                  : Duration.between(oldest, Rows.instant(rs, "db_now")));
+  /** The caller's transaction to join, or null to begin one of the inbox's own. */
+  private Connection callersTransaction(String scope, String key) {
+    try {
+      return callerTransactions.current();
     } catch (SQLException e) {
       throw new InboxDatabaseException(
-          null, null, "reading the oldest IN_PROGRESS record failed", e);
+          scope, key, "getting the caller's transaction to join failed", e);
     }
   }
 
@@ -634,17 +517,7 @@ public final class PostgresInbox implements Inbox {
       Rows.setResult(connection, ps, 1, result);
       ps.setString(5, claim.scope());
       ps.setString(6, claim.key());
-      int updated = ps.executeUpdate();
-      if (updated != 1) {
-        throw new IllegalStateException(
-            "storing the result of claimed key '"
-                + claim.key()
-                + "' in scope '"
-                + claim.scope()
-                + "' changed "
-                + updated
-                + " rows, which indicates a bug");
-      }
+      expectOneRow(ps.executeUpdate(), claim, "storing the result of");
     }
   }
 
@@ -652,17 +525,21 @@ public final class PostgresInbox implements Inbox {
       throws SQLException {
     try (PreparedStatement ps = connection.prepareStatement(sql.completeInTransaction)) {
       bindCompletion(connection, ps, claim.scope(), claim.key(), claim.fencingToken(), result);
-      int updated = ps.executeUpdate();
-      if (updated != 1) {
-        throw new IllegalStateException(
-            "completing claimed key '"
-                + claim.key()
-                + "' in scope '"
-                + claim.scope()
-                + "' changed "
-                + updated
-                + " rows, which indicates a bug");
-      }
+      expectOneRow(ps.executeUpdate(), claim, "completing");
+    }
+  }
+
+  private static void expectOneRow(int updated, Claim claim, String what) {
+    if (updated != 1) {
+      throw new IllegalStateException(
+          what
+              + " claimed key '"
+              + claim.key()
+              + "' in scope '"
+              + claim.scope()
+              + "' changed "
+              + updated
+              + " rows, which indicates a bug");
     }
   }
 
@@ -670,7 +547,7 @@ public final class PostgresInbox implements Inbox {
    * Binds {@link Statements#complete} or {@link Statements#completeInTransaction}: the result, then
    * which claim, by its fencing token.
    */
-  private static void bindCompletion(
+  static void bindCompletion(
       Connection connection,
       PreparedStatement ps,
       String scope,
@@ -684,44 +561,11 @@ public final class PostgresInbox implements Inbox {
     ps.setLong(7, fencingToken);
   }
 
-  private LeaseLostException leaseLost(Connection connection, LeaseToken lease, RecordState target)
-      throws SQLException {
-    Optional<InboxRecord> found = find(connection, lease.scope(), lease.key());
-    if (found.isPresent() && found.get().fencingToken() == lease.fencingToken()) {
-      // Still this owner's token, so nobody took over: the record already left IN_PROGRESS.
-      throw new IllegalStateTransitionException(
-          lease.scope(), lease.key(), found.get().state(), target);
-    }
-    String description =
-        found
-            .map(
-                r ->
-                    "now "
-                        + r.state()
-                        + " with fencing token "
-                        + r.fencingToken()
-                        + ", owner "
-                        + r.leaseOwner())
-            .orElse("the record no longer exists");
-    return new LeaseLostException(lease.scope(), lease.key(), lease.fencingToken(), description);
-  }
-
-  private Optional<InboxRecord> find(Connection connection, String scope, String key)
-      throws SQLException {
-    try (PreparedStatement ps = connection.prepareStatement(sql.find)) {
-      ps.setString(1, scope);
-      ps.setString(2, key);
-      try (ResultSet rs = ps.executeQuery()) {
-        return rs.next() ? Optional.of(Rows.record(rs)) : Optional.empty();
-      }
-    }
-  }
-
-  private static void requireTransaction(Connection transaction) throws SQLException {
+  static void requireTransaction(Connection transaction) throws SQLException {
     if (transaction.getAutoCommit()) {
       throw new IllegalArgumentException(
-          "claim(Connection, ...) needs a connection inside a transaction (autoCommit=false);"
-              + " use execute(...) to let the inbox own the transaction");
+          "the inbox needs a connection inside a transaction (autoCommit=false) to claim on the"
+              + " caller's transaction; use execute(...) to let the inbox own the transaction");
     }
   }
 

@@ -127,6 +127,13 @@ final class Statements {
   final String reserve;
 
   /**
+   * Waits for a key's advisory lock that another reservation holds, under the transaction's
+   * lock_timeout, then reads the row as {@link #reserve}'s second statement does. Parameters: the
+   * lock's name, then scope and key.
+   */
+  final String waitForReservation;
+
+  /**
    * The record of a reserved key, inserted whole and COMPLETED with its result. A row that another
    * claimant committed meanwhile makes it fail with a unique violation. Parameters: scope, key,
    * fingerprint and the result (four). Its created_at is the transaction's start, which is when the
@@ -345,16 +352,20 @@ final class Statements {
         "SELECT min(created_at) AS oldest, now() AS db_now FROM "
             + table
             + " WHERE state = 'IN_PROGRESS' AND locked_until IS NOT NULL";
-    reserve =
-        "SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM "
-            + table
-            + " WHERE scope = ? AND key = ?) THEN pg_try_advisory_xact_lock(hashtextextended(?, 0))"
-            + " END AS reserved; SELECT now() AS db_now, r.state, r.attempts, r.fingerprint,"
+    String readReserved =
+        "SELECT now() AS db_now, r.state, r.attempts, r.fingerprint,"
             + " r.fencing_token, r.locked_until, r.locked_until >= now() AS lease_live,"
             + " r.result_status, r.result_headers, r.result_body,"
             + " r.result_body_sha256 FROM (VALUES (1)) AS v LEFT JOIN "
             + table
             + " AS r ON r.scope = ? AND r.key = ?";
+    reserve =
+        "SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM "
+            + table
+            + " WHERE scope = ? AND key = ?) THEN pg_try_advisory_xact_lock(hashtextextended(?, 0))"
+            + " END AS reserved; "
+            + readReserved;
+    waitForReservation = "SELECT pg_advisory_xact_lock(hashtextextended(?, 0)); " + readReserved;
     insertCompleted =
         "INSERT INTO "
             + table

@@ -1,0 +1,30 @@
+package dev.inbox.spi;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+
+/**
+ * Tells the inbox whether the calling thread already holds a database transaction that the inbox
+ * must join, so that a handler's repository writes commit with its key: Spring's
+ * {@code @Transactional} (through {@code DataSourceUtils.getConnection}), a jOOQ or JPA transaction
+ * bound to the thread.
+ *
+ * <p>When {@link #current()} returns a connection, {@code execute} and {@code executeBatch} (and so
+ * the Kafka and RabbitMQ consumers and the HTTP filter) run their claim and handler on it, under a
+ * savepoint: a failing handler is rolled back to the savepoint and its attempt counted on a
+ * connection of the inbox's own, and the inbox never commits, rolls back or closes the caller's
+ * connection. The caller's commit then commits the key with the writes; its rollback leaves the key
+ * as it was. When it returns null, the inbox begins a transaction of its own on its data source.
+ */
+@FunctionalInterface
+public interface CallerTransactions {
+
+  /** Never joins: the inbox always begins its own transaction. The default. */
+  CallerTransactions NONE = () -> null;
+
+  /**
+   * The connection of the transaction the calling thread holds, or null when it holds none. It must
+   * reach the inbox's database, with auto-commit off.
+   */
+  Connection current() throws SQLException;
+}
