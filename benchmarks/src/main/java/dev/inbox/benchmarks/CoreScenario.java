@@ -1,6 +1,7 @@
 package dev.inbox.benchmarks;
 
 import dev.inbox.BatchFailurePolicy;
+import dev.inbox.BatchHandler;
 import dev.inbox.BatchItem;
 import dev.inbox.BatchResult;
 import dev.inbox.Inbox;
@@ -87,21 +88,17 @@ final class CoreScenario {
           messages.subList(from, Math.min(from + batchSize, messages.size()))) {
         items.add(BatchItem.of(payment.id(), payment));
       }
-      BatchResult<Workload.Payment> result =
+      BatchHandler<Workload.Payment> handler =
           atOnce
-              ? inbox.executeBatchAtOnce(
-                  "bench",
-                  items,
-                  BatchFailurePolicy.CONTINUE,
+              ? BatchHandler.setBased(
                   (newItems, tx) ->
                       payments.applyAll(tx, newItems.stream().map(BatchItem::payload).toList()))
-              : inbox.executeBatch(
-                  "bench",
-                  items,
-                  (item, tx) -> {
-                    payments.apply(tx, item.payload());
-                    return null;
-                  });
+              : (item, tx) -> {
+                payments.apply(tx, item.payload());
+                return null;
+              };
+      BatchResult<Workload.Payment> result =
+          inbox.executeBatch("bench", items, BatchFailurePolicy.CONTINUE, handler);
       if (result.count(ItemStatus.COMPLETED) + result.count(ItemStatus.DUPLICATE) != items.size()) {
         throw new IllegalStateException("unsettled items in a batch: " + result.counts());
       }

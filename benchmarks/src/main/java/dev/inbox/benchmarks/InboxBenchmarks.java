@@ -126,7 +126,7 @@ public final class InboxBenchmarks implements Callable<Integer> {
               + HANDLER_PER_ITEM
               + " (executeBatch, an INSERT and an UPDATE per payment) or "
               + HANDLER_AT_ONCE
-              + " (executeBatchAtOnce, one set-based statement per batch) (default:"
+              + " (executeBatch with BatchHandler.setBased, one set-based statement per batch) (default:"
               + " ${DEFAULT-VALUE}).")
   String handler;
 

@@ -165,7 +165,7 @@ final class ScaleScenario {
       try {
         Thread.sleep(1_000);
         purgeStart = System.nanoTime();
-        deleted = inbox.purgeExpired();
+        deleted = inbox.admin().purgeExpired();
         purgeEnd = System.nanoTime();
       } finally {
         stop.set(true);

@@ -1,14 +1,14 @@
 package dev.inbox.http;
 
 import dev.inbox.Claim;
+import dev.inbox.Execution;
 import dev.inbox.Fingerprints;
+import dev.inbox.HandlerFailedException;
 import dev.inbox.Inbox;
 import dev.inbox.InboxDatabaseException;
 import dev.inbox.InboxKeys;
 import dev.inbox.LeaseLostException;
 import dev.inbox.LeaseToken;
-import dev.inbox.Reservation;
-import dev.inbox.ReservationLostException;
 import dev.inbox.StoredResult;
 import dev.inbox.TransientFailures;
 import dev.inbox.http.micrometer.MicrometerIdempotencyListener;
@@ -359,14 +359,6 @@ public final class IdempotencyFilter implements Filter {
     long handlerNanos;
     RequestOutcome outcome;
 
-    /** A released reservation whose failed attempt is still to be counted, and why. */
-    Reservation released;
-
-    String releaseReason;
-
-    /** An answer whose status is not stored, sent once its failed attempt is counted. */
-    BufferedResponse unstoredAnswer;
-
     /** What the handler threw, told apart from the filter's own failures. */
     Throwable handlerFailure;
 
@@ -572,29 +564,23 @@ public final class IdempotencyFilter implements Filter {
       BufferedRequest request, String scope, String key, byte[] fingerprint) {}
 
   /**
-   * Claims until a claim answers or the wait bound passes. An in-flight first request answers
-   * IN_PROGRESS at once (transactional mode: its reservation's lock; leased mode: its lease), and
-   * this loop polls. A reservation lost to another claimant is made again at once, one time.
+   * Claims until a claim answers or the wait bound passes. A request whose key is in flight waits
+   * for the first one (transactional mode: on the database, for at most the inbox's lockTimeout;
+   * leased mode: not at all, its lease answers at once) and then polls.
    */
   private void handle(
       KeyedRequest keyed, HttpServletResponse response, FilterChain chain, Exchange exchange)
       throws IOException, ServletException {
-    // No lookup first: the claim answers a settled key from its own snapshot in the same round
-    // trip, with no lock or write, so a separate read would only slow down first requests.
+    // No lookup first: the claim answers a settled key from its own read in the same round trip,
+    // with no lock or write, so a separate read would only slow down first requests.
     long deadline = System.nanoTime() + inFlightWait.toNanos();
-    boolean reservedAgainAfterLoss = false;
     while (true) {
-      Attempt attempt =
+      boolean answered =
           mode == Mode.TRANSACTIONAL
               ? inTransaction(keyed, response, chain, exchange)
               : withLease(keyed, response, chain, exchange);
-      if (attempt == Attempt.ANSWERED) {
+      if (answered) {
         return;
-      }
-      if (attempt == Attempt.LOST && !reservedAgainAfterLoss) {
-        // Whoever recorded the key first has most likely committed: its answer is there now.
-        reservedAgainAfterLoss = true;
-        continue;
       }
       if (System.nanoTime() - deadline >= 0) {
         exchange.outcome = RequestOutcome.CONFLICT;
@@ -622,124 +608,98 @@ public final class IdempotencyFilter implements Filter {
     }
   }
 
-  /** What one attempt at a keyed request came to. */
-  private enum Attempt {
-    /** The response is written. */
-    ANSWERED,
-    /** Another request holds the key: wait and try again. */
-    IN_FLIGHT,
-    /**
-     * Another claimant (a consumer, say) recorded the key while this request ran; nothing of this
-     * attempt was committed or sent, and reserving again finds that claimant's answer.
-     */
-    LOST
-  }
-
-  private static Attempt answeredOrInFlight(boolean answered) {
-    return answered ? Attempt.ANSWERED : Attempt.IN_FLIGHT;
-  }
-
   /**
-   * Transactional mode: reserve, run and complete in one transaction. The reservation writes no row
-   * (a first request's record is written once, with its response), so a concurrent request with the
-   * same key is told IN_FLIGHT at once and polls.
+   * Transactional mode: the request runs as the handler of {@link Inbox#execute}, on the
+   * transaction the inbox claims its key in, so that the handler's writes, the key and the stored
+   * response commit together. A response whose status is not stored fails the attempt instead: its
+   * writes roll back and the inbox counts it.
+   *
+   * @return false when another request holds the key: wait and try again
    */
-  private Attempt inTransaction(
+  private boolean inTransaction(
       KeyedRequest keyed, HttpServletResponse response, FilterChain chain, Exchange exchange)
       throws IOException, ServletException {
-    Attempt attempt;
+    // The inbox may run the handler again (a consumer recorded the key while it ran, and nothing
+    // of that run committed), so each run buffers its own response.
+    BufferedResponse[] answer = new BufferedResponse[1];
+    Execution run;
     try {
-      attempt = reserveRunAndComplete(keyed, response, chain, exchange);
-    } finally {
-      // Counted in a connection of its own only now that the request's is back in the pool:
-      // holding one while waiting for another starves a pool whose requests all fail at once.
-      if (exchange.released != null) {
-        recordFailure(exchange.released, exchange.releaseReason);
-      }
-    }
-    if (exchange.unstoredAnswer != null) {
-      exchange.unstoredAnswer.writeTo(response);
-    }
-    return attempt;
-  }
-
-  private Attempt reserveRunAndComplete(
-      KeyedRequest keyed, HttpServletResponse response, FilterChain chain, Exchange exchange)
-      throws IOException, ServletException {
-    try (Connection tx = dataSource.getConnection()) {
-      tx.setAutoCommit(false);
-      try {
-        Reservation reservation =
-            inbox.reserveAtStart(tx, keyed.scope(), keyed.key(), keyed.fingerprint());
-        if (!reservation.isNew()) {
-          tx.rollback();
-          return answeredOrInFlight(answerExisting(reservation.claim(), response, exchange));
-        }
-        return runInTransaction(tx, reservation, keyed, response, chain, exchange);
-      } catch (SQLException | RuntimeException | IOException | ServletException e) {
-        rollbackQuietly(tx);
-        throw e;
-      }
-    } catch (SQLException e) {
-      throw new ServletException(
-          "the inbox transaction for key "
-              + InboxKeys.describe(keyed.key())
-              + " in scope "
-              + InboxKeys.describe(keyed.scope())
-              + " failed; nothing was committed and the client may retry",
-          e);
-    }
-  }
-
-  private Attempt runInTransaction(
-      Connection tx,
-      Reservation reservation,
-      KeyedRequest keyed,
-      HttpServletResponse response,
-      FilterChain chain,
-      Exchange exchange)
-      throws IOException, ServletException, SQLException {
-    BufferedRequest request = keyed.request();
-    BufferedResponse buffered = new BufferedResponse(response);
-    request.setAttribute(IdempotentRequests.CONNECTION_ATTRIBUTE, GuardedConnection.wrap(tx));
-    try {
-      runChain(request, buffered, chain, exchange);
-    } catch (Throwable e) {
-      // An Error (a StackOverflowError, say) fails the attempt like any exception.
-      rollbackQuietly(tx);
-      if (TransientFailures.isTransient(e)) {
+      run =
+          inbox.execute(
+              keyed.scope(),
+              keyed.key(),
+              keyed.fingerprint(),
+              tx -> {
+                answer[0] = new BufferedResponse(response);
+                return runInTransaction(tx, keyed, answer[0], chain, exchange);
+              });
+    } catch (HandlerFailedException e) {
+      exchange.outcome = RequestOutcome.RELEASED;
+      return answerFailedAttempt(keyed, e.getCause(), answer[0], response, exchange);
+    } catch (InboxDatabaseException e) {
+      if (exchange.handlerFailure != null && TransientFailures.isTransient(e)) {
         // A deadlock, serialization failure or lost connection says nothing about the request:
         // the key stays as it was, and the attempt is not counted towards maxAttempts.
         exchange.outcome = RequestOutcome.RELEASED;
-      } else {
-        release(reservation, "the handler threw " + e, exchange);
+        throw handlerFailure(exchange.handlerFailure);
       }
       throw e;
+    }
+    if (!run.executed()) {
+      return answerExisting(run.claim(), response, exchange);
+    }
+    exchange.outcome = RequestOutcome.FRESH;
+    answer[0].writeTo(response);
+    return true;
+  }
+
+  private StoredResult runInTransaction(
+      Connection tx,
+      KeyedRequest keyed,
+      BufferedResponse buffered,
+      FilterChain chain,
+      Exchange exchange)
+      throws IOException, ServletException, UnstoredAnswer, HandlerError {
+    BufferedRequest request = keyed.request();
+    request.setAttribute(IdempotentRequests.CONNECTION_ATTRIBUTE, GuardedConnection.wrap(tx));
+    try {
+      runChain(request, buffered, chain, exchange);
+    } catch (Error e) {
+      // An Error (a StackOverflowError, say) fails the attempt like any exception.
+      throw new HandlerError(e);
     } finally {
       request.removeAttribute(IdempotentRequests.CONNECTION_ATTRIBUTE);
     }
     int status = buffered.getStatus();
     if (!storedStatuses.test(status)) {
-      tx.rollback();
-      release(reservation, "the handler answered " + status, exchange);
-      exchange.unstoredAnswer = buffered;
-      return Attempt.ANSWERED;
+      throw new UnstoredAnswer(status);
     }
-    try {
-      inbox.completeAndCommit(tx, reservation, stored(buffered));
-    } catch (ReservationLostException e) {
-      tx.rollback();
-      log.debug(
-          "the request with key {} lost its reservation; reserving again",
-          InboxKeys.describe(keyed.key()),
-          e);
-      return Attempt.LOST;
-    } catch (InboxDatabaseException e) {
-      if (!IN_FAILED_SQL_TRANSACTION.equals(e.sqlState())) {
-        throw e;
-      }
+    return stored(buffered);
+  }
+
+  /**
+   * Answers a request whose attempt failed and was counted: its writes were rolled back.
+   *
+   * @return true: the request is answered, or its handler's failure thrown on
+   */
+  private boolean answerFailedAttempt(
+      KeyedRequest keyed,
+      Throwable cause,
+      BufferedResponse answer,
+      HttpServletResponse response,
+      Exchange exchange)
+      throws IOException, ServletException {
+    if (cause instanceof UnstoredAnswer) {
+      answer.writeTo(response);
+      return true;
+    }
+    if (cause instanceof HandlerError error) {
+      throw error.error;
+    }
+    if (exchange.handlerFailure == null
+        && cause instanceof SQLException e
+        && IN_FAILED_SQL_TRANSACTION.equals(e.getSQLState())) {
       // Nothing committed, so the answer would be a lie; the handler failed, as if it had thrown.
-      tx.rollback();
       log.error(
           "the handler of the request with key {} in scope {} answered {}, but an SQL error it"
               + " caught had aborted the transaction, so nothing was committed; answered 500 and"
@@ -747,31 +707,71 @@ public final class IdempotencyFilter implements Filter {
               + " means to survive, or let the error propagate",
           InboxKeys.describe(keyed.key()),
           InboxKeys.describe(keyed.scope()),
-          status,
+          answer.getStatus(),
           e);
-      release(
-          reservation,
-          "the handler answered " + status + " on a transaction that an SQL error had aborted",
-          exchange);
-      BufferedResponse internalError = new BufferedResponse(response);
-      Problems.send(internalError, 500, "internal-error", internalErrorDetail());
-      exchange.unstoredAnswer = internalError;
-      return Attempt.ANSWERED;
+      Problems.send(response, 500, "internal-error", internalErrorDetail());
+      return true;
     }
-    exchange.outcome = RequestOutcome.FRESH;
-    buffered.writeTo(response);
-    return Attempt.ANSWERED;
+    throw handlerFailure(cause);
+  }
+
+  /** A handler's failure, to throw on as it came. */
+  private static RuntimeException handlerFailure(Throwable failure)
+      throws IOException, ServletException {
+    if (failure instanceof IOException e) {
+      throw e;
+    }
+    if (failure instanceof ServletException e) {
+      throw e;
+    }
+    if (failure instanceof RuntimeException e) {
+      return e;
+    }
+    if (failure instanceof Error e) {
+      throw e;
+    }
+    throw new ServletException(failure);
+  }
+
+  /** A response whose status is not stored: the attempt fails, and the response is sent as is. */
+  private static final class UnstoredAnswer extends Exception {
+    private static final long serialVersionUID = 1L;
+
+    UnstoredAnswer(int status) {
+      super("the handler answered " + status, null, false, false);
+    }
+
+    @Override
+    public String toString() {
+      return getMessage();
+    }
+  }
+
+  /** An Error thrown by the handler, carried through the inbox as a failed attempt. */
+  private static final class HandlerError extends Exception {
+    private static final long serialVersionUID = 1L;
+    final transient Error error;
+
+    HandlerError(Error error) {
+      super(error.toString(), error, false, false);
+      this.error = error;
+    }
+
+    @Override
+    public String toString() {
+      return "the handler threw " + error;
+    }
   }
 
   /** Leased mode: the claim commits at once; the result or failure is recorded after the run. */
-  private Attempt withLease(
+  private boolean withLease(
       KeyedRequest keyed, HttpServletResponse response, FilterChain chain, Exchange exchange)
       throws IOException, ServletException {
     // The lease starts in the claim's transaction, so it ends no earlier than this.
     long leaseEnd = System.nanoTime() + inbox.settings().leaseDuration().toNanos();
-    Claim claim = inbox.claimLease(keyed.scope(), keyed.key(), keyed.fingerprint());
+    Claim claim = inbox.leases().claim(keyed.scope(), keyed.key(), keyed.fingerprint());
     if (!claim.isNew()) {
-      return answeredOrInFlight(answerExisting(claim, response, exchange));
+      return answerExisting(claim, response, exchange);
     }
     LeaseToken lease =
         claim
@@ -788,7 +788,7 @@ public final class IdempotencyFilter implements Filter {
       // holding the key until the lease ends.
       exchange.outcome = RequestOutcome.RELEASED;
       try {
-        inbox.fail(lease, "the handler threw " + e);
+        inbox.leases().fail(lease, "the handler threw " + e);
       } catch (RuntimeException failing) {
         failing.addSuppressed(e);
         throw failing;
@@ -803,10 +803,10 @@ public final class IdempotencyFilter implements Filter {
               : RequestOutcome.NOT_RECORDED;
     } else {
       exchange.outcome = RequestOutcome.RELEASED;
-      inbox.fail(lease, "the handler answered " + status);
+      inbox.leases().fail(lease, "the handler answered " + status);
     }
     buffered.writeTo(response);
-    return Attempt.ANSWERED;
+    return true;
   }
 
   /**
@@ -826,7 +826,7 @@ public final class IdempotencyFilter implements Filter {
     long backoffMillis = POLL_MILLIS;
     while (true) {
       try {
-        inbox.complete(lease, result);
+        inbox.leases().complete(lease, result);
         return true;
       } catch (LeaseLostException e) {
         logNotRecorded(
@@ -982,31 +982,6 @@ public final class IdempotencyFilter implements Filter {
     return body.length > maxStoredBody
         ? StoredResult.withoutBody(buffered.getStatus(), headers, Fingerprints.sha256(body))
         : StoredResult.of(buffered.getStatus(), headers, body);
-  }
-
-  /** Records the failure after the rollback, so that the client's retry runs the handler again. */
-  /**
-   * Marks the reservation released; {@link #inTransaction} counts the failed attempt once the
-   * request's connection is closed.
-   */
-  private static void release(Reservation reservation, String reason, Exchange exchange) {
-    exchange.outcome = RequestOutcome.RELEASED;
-    exchange.released = reservation;
-    exchange.releaseReason = reason;
-  }
-
-  private void recordFailure(Reservation reservation, String reason) {
-    Claim claim = reservation.claim();
-    try {
-      inbox.recordFailure(reservation, reason);
-    } catch (RuntimeException e) {
-      // The claim was rolled back, so the key is free anyway; only the attempt count is lost.
-      log.warn(
-          "could not record the failure of key {} in scope {}; a retry still runs",
-          InboxKeys.describe(claim.key()),
-          InboxKeys.describe(claim.scope()),
-          e);
-    }
   }
 
   /**

@@ -1,6 +1,7 @@
 package dev.inbox.kafka;
 
 import dev.inbox.BatchFailurePolicy;
+import dev.inbox.BatchHandler;
 import dev.inbox.BatchItem;
 import dev.inbox.BatchResult;
 import dev.inbox.Fingerprints;
@@ -248,17 +249,18 @@ public final class InboxRecordProcessor<K, V> {
       return inbox.executeBatch(
           scope, items, BatchFailurePolicy.STOP, (item, tx) -> handle(item.payload(), tx));
     }
-    return inbox.executeBatchAtOnce(
+    return inbox.executeBatch(
         scope,
         items,
         BatchFailurePolicy.STOP,
-        (newItems, tx) -> {
-          try {
-            newRecordsHandler.handle(payloads(newItems), tx);
-          } catch (Error e) {
-            throw new HandlerError(e);
-          }
-        });
+        BatchHandler.setBased(
+            (newItems, tx) -> {
+              try {
+                newRecordsHandler.handle(payloads(newItems), tx);
+              } catch (Error e) {
+                throw new HandlerError(e);
+              }
+            }));
   }
 
   private static <T> List<T> payloads(List<BatchItem<T>> items) {

@@ -5,6 +5,7 @@ import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.Delivery;
 import dev.inbox.BatchFailurePolicy;
+import dev.inbox.BatchHandler;
 import dev.inbox.BatchItem;
 import dev.inbox.BatchResult;
 import dev.inbox.Fingerprints;
@@ -368,17 +369,18 @@ public final class InboxRabbitConsumer implements AutoCloseable {
             return null;
           });
     }
-    return inbox.executeBatchAtOnce(
+    return inbox.executeBatch(
         scope,
         items,
         BatchFailurePolicy.CONTINUE,
-        (newItems, tx) -> {
-          try {
-            newDeliveriesHandler.handle(deliveries(batch, newItems), tx);
-          } catch (Error e) {
-            throw new HandlerError(e);
-          }
-        });
+        BatchHandler.setBased(
+            (newItems, tx) -> {
+              try {
+                newDeliveriesHandler.handle(deliveries(batch, newItems), tx);
+              } catch (Error e) {
+                throw new HandlerError(e);
+              }
+            }));
   }
 
   private static List<Delivery> deliveries(List<Delivery> batch, List<BatchItem<Integer>> items) {
