@@ -56,7 +56,7 @@ class AbortedTransactionTest extends InboxTestSupport {
   }
 
   private RecordState state(Inbox inbox, String key) {
-    return inbox.find("pay", key).orElseThrow().state();
+    return inbox.admin().find("pay", key).orElseThrow().state();
   }
 
   @Test
@@ -76,7 +76,7 @@ class AbortedTransactionTest extends InboxTestSupport {
           .as("attempt " + attempt)
           .isInstanceOf(HandlerFailedException.class)
           .hasMessageContaining("aborted");
-      assertThat(inbox.find("pay", "p-2").orElseThrow().attempts()).isEqualTo(attempt);
+      assertThat(inbox.admin().find("pay", "p-2").orElseThrow().attempts()).isEqualTo(attempt);
     }
     assertThat(inbox.execute("pay", "p-2", tx -> null).outcome()).isEqualTo(ClaimOutcome.GAVE_UP);
     assertThat(effects()).as("effect rows").isZero();
@@ -100,14 +100,15 @@ class AbortedTransactionTest extends InboxTestSupport {
         .isInstanceOf(HandlerFailedException.class);
     assertThat(effects()).as("effect rows").isZero();
     assertThat(inboxRows()).as("inbox rows").isEqualTo(1);
-    assertThat(inbox.find("pay", "p-2").orElseThrow().attempts()).isEqualTo(1);
+    assertThat(inbox.admin().find("pay", "p-2").orElseThrow().attempts()).isEqualTo(1);
   }
 
   @Test
   void a_batch_fails_only_the_item_whose_handler_aborted_the_transaction() throws Exception {
     Inbox inbox = inbox(s -> s.maxAttempts(2));
     BatchHandler<Long> handler = bookingEach();
-    BatchResult<Long> first = inbox.executeBatch("pay", threePayments(), handler);
+    BatchResult<Long> first =
+        inbox.executeBatch("pay", threePayments(), BatchFailurePolicy.CONTINUE, handler);
     assertThat(first.items())
         .extracting(ItemResult::status)
         .containsExactly(ItemStatus.COMPLETED, ItemStatus.FAILED, ItemStatus.COMPLETED);
@@ -120,11 +121,13 @@ class AbortedTransactionTest extends InboxTestSupport {
     assertThat(state(inbox, "p-2")).isEqualTo(RecordState.FAILED);
     assertThat(state(inbox, "p-3")).isEqualTo(RecordState.COMPLETED);
 
-    BatchResult<Long> second = inbox.executeBatch("pay", threePayments(), handler);
+    BatchResult<Long> second =
+        inbox.executeBatch("pay", threePayments(), BatchFailurePolicy.CONTINUE, handler);
     assertThat(second.items())
         .extracting(ItemResult::status)
         .containsExactly(ItemStatus.DUPLICATE, ItemStatus.FAILED, ItemStatus.DUPLICATE);
-    BatchResult<Long> third = inbox.executeBatch("pay", threePayments(), handler);
+    BatchResult<Long> third =
+        inbox.executeBatch("pay", threePayments(), BatchFailurePolicy.CONTINUE, handler);
     assertThat(third.items().get(1).status()).isEqualTo(ItemStatus.GAVE_UP);
     assertThat(effects()).as("effect rows after three deliveries").isEqualTo(2);
     assertThat(inboxRows()).isEqualTo(3);
@@ -135,7 +138,8 @@ class AbortedTransactionTest extends InboxTestSupport {
       throws Exception {
     Inbox inbox = inbox();
     BatchResult<Long> result =
-        inbox.executeBatch("pay", payments("p-1", "p-3", "p-2"), bookingEach());
+        inbox.executeBatch(
+            "pay", payments("p-1", "p-3", "p-2"), BatchFailurePolicy.CONTINUE, bookingEach());
     assertThat(result.items())
         .extracting(ItemResult::status)
         .containsExactly(ItemStatus.COMPLETED, ItemStatus.COMPLETED, ItemStatus.FAILED);
@@ -163,15 +167,16 @@ class AbortedTransactionTest extends InboxTestSupport {
       throws Exception {
     Inbox inbox = inbox();
     BatchResult<Long> result =
-        inbox.executeBatchAtOnce(
+        inbox.executeBatch(
             "pay",
             payments("p-1", "p-3", "p-2"),
             BatchFailurePolicy.CONTINUE,
-            (newItems, tx) -> {
-              for (BatchItem<Long> item : newItems) {
-                bookSwallowingDuplicates(tx, "pay", item.key());
-              }
-            });
+            BatchHandler.setBased(
+                (newItems, tx) -> {
+                  for (BatchItem<Long> item : newItems) {
+                    bookSwallowingDuplicates(tx, "pay", item.key());
+                  }
+                }));
     assertThat(result.items())
         .extracting(ItemResult::status)
         .containsExactly(ItemStatus.COMPLETED, ItemStatus.COMPLETED, ItemStatus.FAILED);

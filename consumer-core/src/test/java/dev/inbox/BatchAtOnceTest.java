@@ -29,7 +29,7 @@ class BatchAtOnceTest extends InboxTestSupport {
   }
 
   /** Records each call's keys, fails any call holding "poison", and writes set-based otherwise. */
-  private NewItemsHandler<Long> handler() {
+  private BatchHandler.SetBased<Long> handler() {
     return (newItems, tx) -> {
       calls.add(newItems.stream().map(BatchItem::key).toList());
       if (newItems.stream().anyMatch(item -> item.key().equals("poison"))) {
@@ -44,15 +44,19 @@ class BatchAtOnceTest extends InboxTestSupport {
   @Test
   void one_call_gets_the_new_items_in_batch_order_each_key_once() throws Exception {
     Inbox inbox = inbox();
-    inbox.executeBatchAtOnce("s", items("old-1", "old-2"), BatchFailurePolicy.CONTINUE, handler());
+    inbox.executeBatch(
+        "s",
+        items("old-1", "old-2"),
+        BatchFailurePolicy.CONTINUE,
+        BatchHandler.setBased(handler()));
     calls.clear();
 
     BatchResult<Long> result =
-        inbox.executeBatchAtOnce(
+        inbox.executeBatch(
             "s",
             items("a", "old-1", "b", "a", "c", "old-2"),
             BatchFailurePolicy.CONTINUE,
-            handler());
+            BatchHandler.setBased(handler()));
 
     assertThat(calls).containsExactly(List.of("a", "b", "c"));
     assertThat(result.items())
@@ -66,17 +70,19 @@ class BatchAtOnceTest extends InboxTestSupport {
             ItemStatus.DUPLICATE);
     assertThat(effects()).as("old-1, old-2, a, b, c").isEqualTo(5);
     assertThat(keysWithADoubledEffect()).isZero();
-    assertThat(inbox.find("s", "b").orElseThrow().state()).isEqualTo(RecordState.COMPLETED);
+    assertThat(inbox.admin().find("s", "b").orElseThrow().state()).isEqualTo(RecordState.COMPLETED);
   }
 
   @Test
   void a_batch_of_re_sends_only_never_calls_the_handler() throws Exception {
     Inbox inbox = inbox();
-    inbox.executeBatchAtOnce("s", items("x", "y"), BatchFailurePolicy.CONTINUE, handler());
+    inbox.executeBatch(
+        "s", items("x", "y"), BatchFailurePolicy.CONTINUE, BatchHandler.setBased(handler()));
     calls.clear();
 
     BatchResult<Long> result =
-        inbox.executeBatchAtOnce("s", items("y", "x"), BatchFailurePolicy.CONTINUE, handler());
+        inbox.executeBatch(
+            "s", items("y", "x"), BatchFailurePolicy.CONTINUE, BatchHandler.setBased(handler()));
 
     assertThat(calls).isEmpty();
     assertThat(result.count(ItemStatus.DUPLICATE)).isEqualTo(2);
@@ -88,8 +94,11 @@ class BatchAtOnceTest extends InboxTestSupport {
     Inbox inbox = inbox();
 
     BatchResult<Long> result =
-        inbox.executeBatchAtOnce(
-            "s", items("a", "poison", "b"), BatchFailurePolicy.CONTINUE, handler());
+        inbox.executeBatch(
+            "s",
+            items("a", "poison", "b"),
+            BatchFailurePolicy.CONTINUE,
+            BatchHandler.setBased(handler()));
 
     assertThat(calls)
         .containsExactly(
@@ -101,7 +110,7 @@ class BatchAtOnceTest extends InboxTestSupport {
     assertThat(effects("a")).isEqualTo(1);
     assertThat(effects("b")).isEqualTo(1);
     assertThat(effects("poison")).as("rolled back to its savepoint").isZero();
-    InboxRecord poison = inbox.find("s", "poison").orElseThrow();
+    InboxRecord poison = inbox.admin().find("s", "poison").orElseThrow();
     assertThat(poison.state()).isEqualTo(RecordState.FAILED);
     assertThat(poison.attempts()).isEqualTo(1);
   }
@@ -111,8 +120,11 @@ class BatchAtOnceTest extends InboxTestSupport {
     Inbox inbox = inbox();
 
     BatchResult<Long> result =
-        inbox.executeBatchAtOnce(
-            "s", items("a", "b", "poison", "c", "d"), BatchFailurePolicy.STOP, handler());
+        inbox.executeBatch(
+            "s",
+            items("a", "b", "poison", "c", "d"),
+            BatchFailurePolicy.STOP,
+            BatchHandler.setBased(handler()));
 
     assertThat(result.items())
         .extracting(ItemResult::status)
@@ -124,7 +136,8 @@ class BatchAtOnceTest extends InboxTestSupport {
             ItemStatus.NOT_ATTEMPTED);
     assertThat(effects()).as("a and b only").isEqualTo(2);
     assertThat(effects("c") + effects("d")).isZero();
-    assertThat(inbox.find("s", "c")).isEmpty();
-    assertThat(inbox.find("s", "poison").orElseThrow().state()).isEqualTo(RecordState.FAILED);
+    assertThat(inbox.admin().find("s", "c")).isEmpty();
+    assertThat(inbox.admin().find("s", "poison").orElseThrow().state())
+        .isEqualTo(RecordState.FAILED);
   }
 }

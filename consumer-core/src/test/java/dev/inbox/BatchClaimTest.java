@@ -136,7 +136,7 @@ class BatchClaimTest extends InboxTestSupport {
     // With maxAttempts 1, a counted failure would have given up on d-4 at once.
     assertThat(result.count(ItemStatus.COMPLETED)).isEqualTo(10);
     assertThat(effects()).isEqualTo(10);
-    assertThat(inbox.find("consumer", "d-4").orElseThrow().attempts()).isEqualTo(1);
+    assertThat(inbox.admin().find("consumer", "d-4").orElseThrow().attempts()).isEqualTo(1);
 
     assertThatThrownBy(
             () ->
@@ -147,7 +147,7 @@ class BatchClaimTest extends InboxTestSupport {
                       throw new SQLException("deadlock detected", "40P01");
                     }))
         .isInstanceOf(InboxDatabaseException.class);
-    assertThat(inbox.find("consumer", "always-deadlocked")).isEmpty();
+    assertThat(inbox.admin().find("consumer", "always-deadlocked")).isEmpty();
   }
 
   @Test
@@ -227,7 +227,9 @@ class BatchClaimTest extends InboxTestSupport {
             ItemStatus.NOT_ATTEMPTED,
             ItemStatus.NOT_ATTEMPTED);
     assertThat(effects()).isEqualTo(6);
-    assertThat(inbox.find("consumer", "p0-7")).as("later items were not even claimed").isEmpty();
+    assertThat(inbox.admin().find("consumer", "p0-7"))
+        .as("later items were not even claimed")
+        .isEmpty();
   }
 
   @Test

@@ -48,14 +48,16 @@ class BatchRaceTest extends InboxTestSupport {
                     Collections.shuffle(batch, random);
                     BatchResult<Long> result =
                         atOnce
-                            ? inbox.executeBatchAtOnce(
+                            ? inbox.executeBatch(
                                 "race",
                                 batch,
                                 BatchFailurePolicy.CONTINUE,
-                                (newItems, tx) -> effects(tx, "race", newItems))
+                                BatchHandler.setBased(
+                                    (newItems, tx) -> effects(tx, "race", newItems)))
                             : inbox.executeBatch(
                                 "race",
                                 batch,
+                                BatchFailurePolicy.CONTINUE,
                                 (item, tx) -> {
                                   effect(tx, "race", item.key(), item.payload());
                                   return null;

@@ -107,7 +107,7 @@ class BringYourOwnTransactionTest extends InboxTestSupport {
       effect(tx, "orders", "o-3", 1);
       tx.rollback();
     }
-    assertThat(inbox.find("orders", "o-3")).isEmpty();
+    assertThat(inbox.admin().find("orders", "o-3")).isEmpty();
     inbox.recordFailure(claim, "validation failed");
     try (Connection tx = dataSource.getConnection()) {
       tx.setAutoCommit(false);

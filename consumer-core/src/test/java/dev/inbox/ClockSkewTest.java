@@ -37,10 +37,10 @@ class ClockSkewTest extends InboxTestSupport {
   void a_node_whose_clock_runs_45_s_ahead_never_takes_over_a_fresh_lease() throws Exception {
     Inbox honest = node("honest", Clock.systemUTC());
     Inbox fast = node("fast", ahead());
-    Claim owned = honest.claimLease("mail", "m-1", null);
+    Claim owned = honest.leases().claim("mail", "m-1", null);
     assertThat(owned.outcome()).isEqualTo(ClaimOutcome.NEW);
 
-    assertThat(fast.claimLease("mail", "m-1", null).outcome())
+    assertThat(fast.leases().claim("mail", "m-1", null).outcome())
         .as("a leased claim on the fast node")
         .isEqualTo(ClaimOutcome.IN_PROGRESS);
     assertThat(fast.lookup("mail", "m-1", null).map(Claim::outcome))
@@ -64,14 +64,14 @@ class ClockSkewTest extends InboxTestSupport {
   void a_lease_granted_by_a_node_whose_clock_runs_45_s_behind_lasts_its_full_duration() {
     Inbox slow = node("slow", behind());
     Inbox honest = node("honest", Clock.systemUTC());
-    Claim owned = slow.claimLease("mail", "m-2", null);
+    Claim owned = slow.leases().claim("mail", "m-2", null);
     assertThat(owned.outcome()).isEqualTo(ClaimOutcome.NEW);
-    assertThat(honest.claimLease("mail", "m-2", null).outcome())
+    assertThat(honest.leases().claim("mail", "m-2", null).outcome())
         .as("a leased claim on the honest node")
         .isEqualTo(ClaimOutcome.IN_PROGRESS);
 
     LeaseToken renewed = slow.renew(owned.leaseToken());
-    assertThat(honest.claimLease("mail", "m-2", null).outcome())
+    assertThat(honest.leases().claim("mail", "m-2", null).outcome())
         .as("a leased claim on the honest node after the renewal")
         .isEqualTo(ClaimOutcome.IN_PROGRESS);
     assertThat(renewed.lockedUntil()).isAfter(Instant.now().plus(Duration.ofSeconds(5)));

@@ -51,12 +51,13 @@ class CommitWithoutCompleteTest extends InboxTestSupport {
     Inbox inbox = inbox();
     claimApplyAndCommitWithoutComplete(inbox, "o-2");
 
-    assertThat(inbox.lookup("orders", "o-2", null).map(Claim::outcome))
+    assertThat(inbox.admin().lookup("orders", "o-2", null).map(Claim::outcome))
         .contains(ClaimOutcome.DUPLICATE);
     assertThat(executeWithEffect(inbox, "orders", "o-2").outcome())
         .isEqualTo(ClaimOutcome.DUPLICATE);
     assertThat(deliverWithEffect(inbox, "orders", "o-2", null)).isEqualTo(ItemStatus.DUPLICATE);
-    assertThat(inbox.claimLease("orders", "o-2", null).outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
+    assertThat(inbox.leases().claim("orders", "o-2", null).outcome())
+        .isEqualTo(ClaimOutcome.DUPLICATE);
     try (Connection tx = dataSource.getConnection()) {
       tx.setAutoCommit(false);
       assertThat(inbox.claimAtStart(tx, "orders", "o-2", null).outcome())
@@ -66,7 +67,7 @@ class CommitWithoutCompleteTest extends InboxTestSupport {
           .isEqualTo(ClaimOutcome.DUPLICATE);
       tx.rollback();
     }
-    assertThat(inbox.release("orders", "o-2")).isEqualTo(ReleaseResult.NOT_RELEASABLE);
+    assertThat(inbox.admin().release("orders", "o-2")).isEqualTo(ReleaseResult.NOT_RELEASABLE);
     assertThat(effects("o-2")).as("effect rows of o-2").isEqualTo(1);
   }
 
@@ -82,8 +83,8 @@ class CommitWithoutCompleteTest extends InboxTestSupport {
             + ".inbox SET created_at = now() - interval '25 hours',"
             + " updated_at = now() - interval '25 hours' WHERE key = 'o-old'");
 
-    assertThat(inbox.purgeExpired()).as("rows purged").isEqualTo(1);
-    assertThat(inbox.find("orders", "o-old")).isEmpty();
+    assertThat(inbox.admin().purgeExpired()).as("rows purged").isEqualTo(1);
+    assertThat(inbox.admin().find("orders", "o-old")).isEmpty();
     assertThat(deliverAgain(inbox, "o-young")).isEqualTo(ClaimOutcome.DUPLICATE);
     assertThat(inboxRows()).isEqualTo(1);
   }

@@ -24,7 +24,7 @@ class CompleteAndCommitTest extends InboxTestSupport {
 
       // Seen from other connections: committed, not merely sent.
       assertThat(effects("k")).isEqualTo(1);
-      InboxRecord row = inbox.find("s", "k").orElseThrow();
+      InboxRecord row = inbox.admin().find("s", "k").orElseThrow();
       assertThat(row.state()).isEqualTo(RecordState.COMPLETED);
       assertThat(row.result().body()).contains(created.body().orElseThrow());
 
@@ -35,7 +35,7 @@ class CompleteAndCommitTest extends InboxTestSupport {
       tx.rollback();
     }
     assertThat(effects("k2")).isZero();
-    assertThat(inbox.find("s", "k2")).isEmpty();
+    assertThat(inbox.admin().find("s", "k2")).isEmpty();
   }
 
   @Test
@@ -60,7 +60,7 @@ class CompleteAndCommitTest extends InboxTestSupport {
       tx.rollback();
     }
     assertThat(effects("k")).isZero();
-    assertThat(inbox.find("s", "k")).isEmpty();
+    assertThat(inbox.admin().find("s", "k")).isEmpty();
   }
 
   @Test
@@ -84,7 +84,7 @@ class CompleteAndCommitTest extends InboxTestSupport {
       }
       tx.commit();
     }
-    InboxRecord row = inbox.find("s", "k").orElseThrow();
+    InboxRecord row = inbox.admin().find("s", "k").orElseThrow();
     assertThat(row.state()).isEqualTo(RecordState.COMPLETED);
     assertThat(row.result().body()).contains(created.body().orElseThrow());
     assertThat(effects("k")).isEqualTo(1);
@@ -111,7 +111,7 @@ class CompleteAndCommitTest extends InboxTestSupport {
       tx.rollback();
     }
     assertThat(effects("k")).isEqualTo(1);
-    InboxRecord row = inbox.find("s", "k").orElseThrow();
+    InboxRecord row = inbox.admin().find("s", "k").orElseThrow();
     assertThat(row.result().status()).isEqualTo(201);
     assertThat(row.result().body()).contains(created.body().orElseThrow());
   }

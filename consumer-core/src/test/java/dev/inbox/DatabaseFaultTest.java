@@ -120,6 +120,7 @@ class DatabaseFaultTest extends InboxTestSupport {
             inbox.executeBatch(
                 "payments",
                 List.copyOf(pending),
+                BatchFailurePolicy.CONTINUE,
                 (item, tx) -> {
                   effect(tx, "payments", item.key(), item.payload());
                   return null;

@@ -38,7 +38,7 @@ class FailedAttemptFingerprintTest extends InboxTestSupport {
           .as("a retry with the same request")
           .isEqualTo(ClaimOutcome.NEW);
     }
-    assertThat(inbox.find("api", "r-1").orElseThrow().fingerprint()).isEqualTo(REQUEST_A);
+    assertThat(inbox.admin().find("api", "r-1").orElseThrow().fingerprint()).isEqualTo(REQUEST_A);
   }
 
   @Test
@@ -69,7 +69,7 @@ class FailedAttemptFingerprintTest extends InboxTestSupport {
           .isEqualTo(ClaimOutcome.MISMATCH);
       tx.rollback();
     }
-    assertThat(inbox.lookup("api", "c-2", REQUEST_B).map(Claim::outcome))
+    assertThat(inbox.admin().lookup("api", "c-2", REQUEST_B).map(Claim::outcome))
         .contains(ClaimOutcome.MISMATCH);
   }
 
@@ -95,7 +95,11 @@ class FailedAttemptFingerprintTest extends InboxTestSupport {
         };
     assertThat(
             inbox
-                .executeBatch("api", List.of(new BatchItem<>("b-1", REQUEST_A, 1L)), failing)
+                .executeBatch(
+                    "api",
+                    List.of(new BatchItem<>("b-1", REQUEST_A, 1L)),
+                    BatchFailurePolicy.CONTINUE,
+                    failing)
                 .items()
                 .get(0)
                 .status())
@@ -103,16 +107,19 @@ class FailedAttemptFingerprintTest extends InboxTestSupport {
     assertThat(
             inbox
                 .executeBatch(
-                    "api", List.of(new BatchItem<>("b-1", REQUEST_B, 1L)), (i, tx) -> null)
+                    "api",
+                    List.of(new BatchItem<>("b-1", REQUEST_B, 1L)),
+                    BatchFailurePolicy.CONTINUE,
+                    (i, tx) -> null)
                 .items()
                 .get(0)
                 .status())
         .isEqualTo(ItemStatus.MISMATCH);
 
-    Claim lease = inbox.claimLease("api", "l-1", REQUEST_A);
-    inbox.fail(lease.leaseToken(), "provider timeout");
-    assertThat(inbox.claimLease("api", "l-1", REQUEST_B).outcome())
+    Claim lease = inbox.leases().claim("api", "l-1", REQUEST_A);
+    inbox.leases().fail(lease.leaseToken(), "provider timeout");
+    assertThat(inbox.leases().claim("api", "l-1", REQUEST_B).outcome())
         .isEqualTo(ClaimOutcome.MISMATCH);
-    assertThat(inbox.claimLease("api", "l-1", REQUEST_A).outcome()).isEqualTo(ClaimOutcome.NEW);
+    assertThat(inbox.leases().claim("api", "l-1", REQUEST_A).outcome()).isEqualTo(ClaimOutcome.NEW);
   }
 }

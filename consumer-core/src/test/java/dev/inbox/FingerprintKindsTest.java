@@ -40,9 +40,10 @@ class FingerprintKindsTest extends InboxTestSupport {
 
     byte[] kafka = message("{\"amount\":100}");
     assertThat(deliver(inbox, "k-1", kafka)).isEqualTo(ItemStatus.DUPLICATE);
-    assertThat(inbox.lookup("pay", "k-1", kafka).map(Claim::outcome))
+    assertThat(inbox.admin().lookup("pay", "k-1", kafka).map(Claim::outcome))
         .contains(ClaimOutcome.DUPLICATE);
-    assertThat(inbox.claimLease("pay", "k-1", kafka).outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
+    assertThat(inbox.leases().claim("pay", "k-1", kafka).outcome())
+        .isEqualTo(ClaimOutcome.DUPLICATE);
     try (Connection tx = dataSource.getConnection()) {
       tx.setAutoCommit(false);
       assertThat(inbox.claim(tx, "pay", "k-1", kafka).outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
@@ -83,7 +84,8 @@ class FingerprintKindsTest extends InboxTestSupport {
         (item, tx) -> {
           throw new IllegalStateException("boom");
         };
-    inbox.executeBatch("pay", List.of(new BatchItem<>("k-4", kafka, 100L)), failing);
+    inbox.executeBatch(
+        "pay", List.of(new BatchItem<>("k-4", kafka, 100L)), BatchFailurePolicy.CONTINUE, failing);
     assertThat(deliver(inbox, "k-4", message("{\"amount\":999999}")))
         .as("another message retrying a failed one")
         .isEqualTo(ItemStatus.MISMATCH);
@@ -101,6 +103,7 @@ class FingerprintKindsTest extends InboxTestSupport {
                 new BatchItem<>("k-5", message("{\"amount\":100}"), 100L),
                 new BatchItem<>("k-6", message("{\"amount\":100}"), 100L),
                 new BatchItem<>("k-6", message("{\"amount\":999999}"), 100L)),
+            BatchFailurePolicy.CONTINUE,
             (item, tx) -> {
               effect(tx, "pay", item.key(), item.payload());
               return null;

@@ -100,7 +100,7 @@ class HalfSentStatementTest extends InboxTestSupport {
     assertThat(result.items().get(1).failure()).isInstanceOf(UncheckedIOException.class);
     assertThat(effects()).as("effects of ok-1 and ok-2").isEqualTo(2);
     assertThat(effects("blob")).isZero();
-    InboxRecord blob = inbox.find("s", "blob").orElseThrow();
+    InboxRecord blob = inbox.admin().find("s", "blob").orElseThrow();
     assertThat(blob.state()).isEqualTo(RecordState.FAILED);
     assertThat(blob.attempts()).isEqualTo(1);
     assertNoConnectionHeld();
@@ -124,8 +124,8 @@ class HalfSentStatementTest extends InboxTestSupport {
     assertThat(batch(inbox, okBlobOk(), BatchFailurePolicy.STOP, effectUnlessBlob(STORE_GONE)))
         .containsExactly(ItemStatus.COMPLETED, ItemStatus.FAILED, ItemStatus.NOT_ATTEMPTED);
     assertThat(effects()).as("effect of ok-1").isEqualTo(1);
-    assertThat(inbox.find("s", "blob").orElseThrow().attempts()).isEqualTo(1);
-    assertThat(inbox.find("s", "ok-2")).isEmpty();
+    assertThat(inbox.admin().find("s", "blob").orElseThrow().attempts()).isEqualTo(1);
+    assertThat(inbox.admin().find("s", "ok-2")).isEmpty();
     assertNoConnectionHeld();
   }
 
@@ -135,16 +135,17 @@ class HalfSentStatementTest extends InboxTestSupport {
     BatchResult<Long> result =
         within(
             () ->
-                inbox.executeBatchAtOnce(
+                inbox.executeBatch(
                     "s",
                     okBlobOk(),
                     BatchFailurePolicy.CONTINUE,
-                    (items, tx) -> {
-                      if (items.stream().anyMatch(item -> item.key().equals("blob"))) {
-                        HalfSentParameter.send(tx, STORE_GONE);
-                      }
-                      effects(tx, "s", items);
-                    }));
+                    BatchHandler.setBased(
+                        (items, tx) -> {
+                          if (items.stream().anyMatch(item -> item.key().equals("blob"))) {
+                            HalfSentParameter.send(tx, STORE_GONE);
+                          }
+                          effects(tx, "s", items);
+                        })));
 
     assertOnlyBlobFailed(inbox, result);
   }
@@ -166,7 +167,7 @@ class HalfSentStatementTest extends InboxTestSupport {
     for (int attempt = 1; attempt <= 2; attempt++) {
       assertThat(batch(inbox, blob, BatchFailurePolicy.STOP, wrapping))
           .containsExactly(ItemStatus.FAILED);
-      assertThat(inbox.find("s", "blob").orElseThrow().attempts()).isEqualTo(attempt);
+      assertThat(inbox.admin().find("s", "blob").orElseThrow().attempts()).isEqualTo(attempt);
     }
     assertThat(batch(inbox, okBlobOk(), BatchFailurePolicy.STOP, wrapping))
         .containsExactly(ItemStatus.COMPLETED, ItemStatus.GAVE_UP, ItemStatus.COMPLETED);
@@ -215,7 +216,7 @@ class HalfSentStatementTest extends InboxTestSupport {
                                 return null;
                               })))
           .isInstanceOf(HandlerFailedException.class);
-      assertThat(inbox.find("s", "blob").orElseThrow().attempts()).isEqualTo(attempt);
+      assertThat(inbox.admin().find("s", "blob").orElseThrow().attempts()).isEqualTo(attempt);
       assertNoConnectionHeld();
     }
     assertThat(within(() -> executeWithEffect(inbox, "s", "blob")).outcome())
@@ -233,7 +234,7 @@ class HalfSentStatementTest extends InboxTestSupport {
                               return null;
                             })))
         .isInstanceOf(OutOfMemoryError.class);
-    assertThat(inbox.find("s", "error")).isEmpty();
+    assertThat(inbox.admin().find("s", "error")).isEmpty();
     assertNoConnectionHeld();
     assertThat(within(() -> executeWithEffect(inbox, "s", "after")).outcome())
         .isEqualTo(ClaimOutcome.NEW);

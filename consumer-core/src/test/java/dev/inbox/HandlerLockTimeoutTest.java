@@ -50,7 +50,7 @@ class HandlerLockTimeoutTest extends InboxTestSupport {
           .hasMessageContaining("not counted");
       blocker.rollback();
     }
-    assertThat(inbox.find("s", "pay-1")).as("no failed attempt recorded").isEmpty();
+    assertThat(inbox.admin().find("s", "pay-1")).as("no failed attempt recorded").isEmpty();
 
     Execution retry = pay(inbox, "pay-1");
     assertThat(retry.outcome()).isEqualTo(ClaimOutcome.NEW);
@@ -68,21 +68,23 @@ class HandlerLockTimeoutTest extends InboxTestSupport {
           return null;
         };
     try (Connection blocker = lockEffectsTable()) {
-      assertThatThrownBy(() -> inbox.executeBatch("s", items, writeEffect))
+      assertThatThrownBy(
+              () -> inbox.executeBatch("s", items, BatchFailurePolicy.CONTINUE, writeEffect))
           .isInstanceOf(InboxDatabaseException.class);
       assertThatThrownBy(
               () ->
-                  inbox.executeBatchAtOnce(
+                  inbox.executeBatch(
                       "s",
                       items,
                       BatchFailurePolicy.STOP,
-                      (newItems, tx) -> effects(tx, "s", newItems)))
+                      BatchHandler.setBased((newItems, tx) -> effects(tx, "s", newItems))))
           .isInstanceOf(InboxDatabaseException.class);
       blocker.rollback();
     }
     assertThat(inboxRows()).as("no item recorded as failed").isZero();
 
-    BatchResult<Long> retry = inbox.executeBatch("s", items, writeEffect);
+    BatchResult<Long> retry =
+        inbox.executeBatch("s", items, BatchFailurePolicy.CONTINUE, writeEffect);
     assertThat(retry.items()).extracting(ItemResult::status).containsOnly(ItemStatus.COMPLETED);
     assertThat(effects()).isEqualTo(3);
     assertThat(keysWithADoubledEffect()).isZero();

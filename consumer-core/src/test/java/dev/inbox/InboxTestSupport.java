@@ -126,6 +126,7 @@ abstract class InboxTestSupport {
         .executeBatch(
             scope,
             List.of(new BatchItem<>(key, fingerprint, 1L)),
+            BatchFailurePolicy.CONTINUE,
             (item, tx) -> {
               effect(tx, scope, item.key(), item.payload());
               return null;

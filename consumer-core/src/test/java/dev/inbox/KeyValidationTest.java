@@ -38,12 +38,15 @@ class KeyValidationTest extends InboxTestSupport {
               assertThat(e.rule()).contains(rule);
             })
         .hasMessageContaining(rule);
-    assertThatThrownBy(() -> inbox.claimLease("scope", key, null))
+    assertThatThrownBy(() -> inbox.leases().claim("scope", key, null))
         .isInstanceOf(InvalidKeyException.class);
     assertThatThrownBy(
             () ->
                 inbox.executeBatch(
-                    "scope", java.util.List.of(BatchItem.of(key, 1)), (i, tx) -> null))
+                    "scope",
+                    java.util.List.of(BatchItem.of(key, 1)),
+                    BatchFailurePolicy.CONTINUE,
+                    (i, tx) -> null))
         .isInstanceOf(InvalidKeyException.class);
     assertThat(inboxRows()).isZero();
   }
@@ -71,7 +74,7 @@ class KeyValidationTest extends InboxTestSupport {
     assertThat(inbox.execute("s", hostile, tx -> null).executed()).isTrue();
     assertThat(inbox.execute("s", emoji, tx -> null).executed()).isTrue();
     assertThat(inbox.execute("s", hostile, tx -> null).outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
-    assertThat(inbox.find("s", emoji)).isPresent();
+    assertThat(inbox.admin().find("s", emoji)).isPresent();
     assertThat(inboxRows()).isEqualTo(2);
     assertThat(InboxKeys.brokenRule("x".repeat(255))).isNull();
   }

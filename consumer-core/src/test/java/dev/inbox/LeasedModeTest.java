@@ -30,7 +30,7 @@ class LeasedModeTest extends InboxTestSupport {
           pool.submit(
               () -> {
                 start.await();
-                return inbox.claimLease("mail", "welcome-42", null);
+                return inbox.leases().claim("mail", "welcome-42", null);
               }));
     }
     start.countDown();
@@ -52,7 +52,7 @@ class LeasedModeTest extends InboxTestSupport {
 
     inbox.complete(
         owners.get(0).leaseToken(), StoredResult.of(250, "sent".getBytes(StandardCharsets.UTF_8)));
-    Claim after = inbox.claimLease("mail", "welcome-42", null);
+    Claim after = inbox.leases().claim("mail", "welcome-42", null);
     assertThat(after.outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
     assertThat(after.storedResult().status()).isEqualTo(250);
   }
@@ -61,13 +61,13 @@ class LeasedModeTest extends InboxTestSupport {
   void an_expired_lease_is_taken_over_and_the_old_owner_can_no_longer_complete() throws Exception {
     Inbox ownerA = inbox(s -> s.ownerId("owner-a"));
     Inbox ownerB = inbox(s -> s.ownerId("owner-b"));
-    Claim a = ownerA.claimLease("charges", "ch-1", null);
+    Claim a = ownerA.leases().claim("charges", "ch-1", null);
     assertThat(a.outcome()).isEqualTo(ClaimOutcome.NEW);
-    assertThat(ownerB.claimLease("charges", "ch-1", null).outcome())
+    assertThat(ownerB.leases().claim("charges", "ch-1", null).outcome())
         .isEqualTo(ClaimOutcome.IN_PROGRESS);
 
     timePasses(Duration.ofSeconds(31));
-    Claim b = ownerB.claimLease("charges", "ch-1", null);
+    Claim b = ownerB.leases().claim("charges", "ch-1", null);
     assertThat(b.outcome()).as("B takes the expired lease over").isEqualTo(ClaimOutcome.NEW);
     assertThat(b.leaseToken().fencingToken()).isGreaterThan(a.leaseToken().fencingToken());
 
@@ -94,31 +94,31 @@ class LeasedModeTest extends InboxTestSupport {
   void renew_extends_a_lease_so_that_nobody_takes_it_over() throws Exception {
     Inbox ownerA = inbox(s -> s.ownerId("owner-a"));
     Inbox ownerB = inbox(s -> s.ownerId("owner-b"));
-    Claim a = ownerA.claimLease("s", "k", null);
+    Claim a = ownerA.leases().claim("s", "k", null);
     timePasses(Duration.ofSeconds(20));
     LeaseToken renewed = ownerA.renew(a.leaseToken());
     timePasses(Duration.ofSeconds(20));
-    assertThat(ownerB.claimLease("s", "k", null).outcome()).isEqualTo(ClaimOutcome.IN_PROGRESS);
+    assertThat(ownerB.leases().claim("s", "k", null).outcome()).isEqualTo(ClaimOutcome.IN_PROGRESS);
     ownerA.complete(renewed, null);
-    assertThat(ownerB.claimLease("s", "k", null).outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
+    assertThat(ownerB.leases().claim("s", "k", null).outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
   }
 
   @Test
   void a_failed_lease_can_be_claimed_again_until_max_attempts() {
     Inbox inbox = inbox(s -> s.maxAttempts(2));
-    Claim first = inbox.claimLease("s", "k", null);
-    inbox.fail(first.leaseToken(), "provider timeout");
-    Claim second = inbox.claimLease("s", "k", null);
+    Claim first = inbox.leases().claim("s", "k", null);
+    inbox.leases().fail(first.leaseToken(), "provider timeout");
+    Claim second = inbox.leases().claim("s", "k", null);
     assertThat(second.outcome()).isEqualTo(ClaimOutcome.NEW);
     assertThat(second.attempts()).isEqualTo(2);
-    inbox.fail(second.leaseToken(), "provider timeout again");
-    assertThat(inbox.claimLease("s", "k", null).outcome()).isEqualTo(ClaimOutcome.GAVE_UP);
+    inbox.leases().fail(second.leaseToken(), "provider timeout again");
+    assertThat(inbox.leases().claim("s", "k", null).outcome()).isEqualTo(ClaimOutcome.GAVE_UP);
   }
 
   @Test
   void a_transactional_claim_takes_over_an_expired_lease() throws Exception {
     Inbox inbox = inbox();
-    Claim leased = inbox.claimLease("s", "k", null);
+    Claim leased = inbox.leases().claim("s", "k", null);
     timePasses(Duration.ofMinutes(1));
     Execution tx =
         inbox.execute(
@@ -145,25 +145,25 @@ class LeasedModeTest extends InboxTestSupport {
               .migrate(true)
               .build();
       try {
-        Claim done = inbox.claimLease("mail", "done", null);
+        Claim done = inbox.leases().claim("mail", "done", null);
         inbox.complete(done.leaseToken(), StoredResult.of(250, new byte[0]));
-        assertThat(inbox.find("mail", "done").orElseThrow().state())
+        assertThat(inbox.admin().find("mail", "done").orElseThrow().state())
             .isEqualTo(RecordState.COMPLETED);
 
-        Claim renewed = inbox.claimLease("mail", "renewed", null);
+        Claim renewed = inbox.leases().claim("mail", "renewed", null);
         timePasses(Duration.ofSeconds(10));
-        LeaseToken longer = inbox.renew(renewed.leaseToken());
-        assertThat(inbox.find("mail", "renewed").orElseThrow().lockedUntil())
+        LeaseToken longer = inbox.leases().renew(renewed.leaseToken());
+        assertThat(inbox.admin().find("mail", "renewed").orElseThrow().lockedUntil())
             .isEqualTo(longer.lockedUntil());
 
-        Claim failed = inbox.claimLease("mail", "failed", null);
-        inbox.fail(failed.leaseToken(), "smtp server said no");
-        InboxRecord failedRecord = inbox.find("mail", "failed").orElseThrow();
+        Claim failed = inbox.leases().claim("mail", "failed", null);
+        inbox.leases().fail(failed.leaseToken(), "smtp server said no");
+        InboxRecord failedRecord = inbox.admin().find("mail", "failed").orElseThrow();
         assertThat(failedRecord.state()).isEqualTo(RecordState.FAILED);
         assertThat(failedRecord.attempts()).isEqualTo(1);
 
-        assertThat(inbox.release("mail", "failed")).isEqualTo(ReleaseResult.RELEASED);
-        assertThat(inbox.find("mail", "failed").orElseThrow().attempts()).isZero();
+        assertThat(inbox.admin().release("mail", "failed")).isEqualTo(ReleaseResult.RELEASED);
+        assertThat(inbox.admin().find("mail", "failed").orElseThrow().attempts()).isZero();
       } finally {
         inbox.close();
       }
@@ -174,26 +174,27 @@ class LeasedModeTest extends InboxTestSupport {
   void a_key_whose_leases_keep_expiring_gives_up_after_max_attempts_and_can_be_released()
       throws Exception {
     Inbox inbox = inbox(s -> s.maxAttempts(2));
-    assertThat(inbox.claimLease("mail", "crashes-its-worker", null).outcome())
+    assertThat(inbox.leases().claim("mail", "crashes-its-worker", null).outcome())
         .isEqualTo(ClaimOutcome.NEW);
     timePasses(Duration.ofSeconds(31)); // the worker died: its lease expires
-    Claim second = inbox.claimLease("mail", "crashes-its-worker", null);
+    Claim second = inbox.leases().claim("mail", "crashes-its-worker", null);
     assertThat(second.outcome()).as("the first expiry is taken over").isEqualTo(ClaimOutcome.NEW);
     assertThat(second.attempts()).isEqualTo(2);
     timePasses(Duration.ofSeconds(31));
 
-    Claim third = inbox.claimLease("mail", "crashes-its-worker", null);
+    Claim third = inbox.leases().claim("mail", "crashes-its-worker", null);
     assertThat(third.outcome())
         .as("two expired leases are two attempts, which is maxAttempts")
         .isEqualTo(ClaimOutcome.GAVE_UP);
-    assertThat(inbox.lookup("mail", "crashes-its-worker", null).map(Claim::outcome))
+    assertThat(inbox.admin().lookup("mail", "crashes-its-worker", null).map(Claim::outcome))
         .contains(ClaimOutcome.GAVE_UP);
-    InboxRecord stuck = inbox.find("mail", "crashes-its-worker").orElseThrow();
+    InboxRecord stuck = inbox.admin().find("mail", "crashes-its-worker").orElseThrow();
     assertThat(stuck.state()).isEqualTo(RecordState.IN_PROGRESS);
     assertThat(stuck.attempts()).isEqualTo(2);
 
-    assertThat(inbox.release("mail", "crashes-its-worker")).isEqualTo(ReleaseResult.RELEASED);
-    Claim afterRelease = inbox.claimLease("mail", "crashes-its-worker", null);
+    assertThat(inbox.admin().release("mail", "crashes-its-worker"))
+        .isEqualTo(ReleaseResult.RELEASED);
+    Claim afterRelease = inbox.leases().claim("mail", "crashes-its-worker", null);
     assertThat(afterRelease.outcome()).isEqualTo(ClaimOutcome.NEW);
     assertThat(afterRelease.attempts()).isEqualTo(1);
   }
@@ -201,9 +202,9 @@ class LeasedModeTest extends InboxTestSupport {
   @Test
   void a_live_lease_cannot_be_released() {
     Inbox inbox = inbox();
-    assertThat(inbox.claimLease("mail", "running", null).isNew()).isTrue();
-    assertThat(inbox.release("mail", "running")).isEqualTo(ReleaseResult.NOT_RELEASABLE);
-    assertThat(inbox.claimLease("mail", "running", null).outcome())
+    assertThat(inbox.leases().claim("mail", "running", null).isNew()).isTrue();
+    assertThat(inbox.admin().release("mail", "running")).isEqualTo(ReleaseResult.NOT_RELEASABLE);
+    assertThat(inbox.leases().claim("mail", "running", null).outcome())
         .isEqualTo(ClaimOutcome.IN_PROGRESS);
   }
 }

@@ -15,14 +15,14 @@ class LookupTest extends InboxTestSupport {
   @Test
   void a_completed_key_answers_duplicate_with_its_result_and_another_request_mismatch() {
     Inbox inbox = inbox();
-    assertThat(inbox.lookup("s", "k", fingerprint)).isEmpty();
+    assertThat(inbox.admin().lookup("s", "k", fingerprint)).isEmpty();
     StoredResult created = StoredResult.of(201, "paid".getBytes(StandardCharsets.UTF_8));
     inbox.execute("s", "k", fingerprint, tx -> created);
 
-    Claim replay = inbox.lookup("s", "k", fingerprint).orElseThrow();
+    Claim replay = inbox.admin().lookup("s", "k", fingerprint).orElseThrow();
     assertThat(replay.outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
     assertThat(replay.result().orElseThrow().body()).contains(created.body().orElseThrow());
-    assertThat(inbox.lookup("s", "k", null).orElseThrow().outcome())
+    assertThat(inbox.admin().lookup("s", "k", null).orElseThrow().outcome())
         .isEqualTo(ClaimOutcome.DUPLICATE);
     assertThat(
             inbox
@@ -30,14 +30,16 @@ class LookupTest extends InboxTestSupport {
                 .orElseThrow())
         .extracting(Claim::outcome)
         .isEqualTo(ClaimOutcome.MISMATCH);
-    assertThat(inbox.lookup("other-scope", "k", fingerprint)).isEmpty();
+    assertThat(inbox.admin().lookup("other-scope", "k", fingerprint)).isEmpty();
   }
 
   @Test
   void a_failed_key_is_claimable_until_max_attempts_then_gave_up() {
     Inbox inbox = inbox(s -> s.maxAttempts(2));
     for (int attempt = 1; attempt <= 2; attempt++) {
-      assertThat(inbox.lookup("s", "poison", null)).as("before attempt " + attempt).isEmpty();
+      assertThat(inbox.admin().lookup("s", "poison", null))
+          .as("before attempt " + attempt)
+          .isEmpty();
       assertThatThrownBy(
               () ->
                   inbox.execute(
@@ -48,18 +50,18 @@ class LookupTest extends InboxTestSupport {
                       }))
           .isInstanceOf(HandlerFailedException.class);
     }
-    assertThat(inbox.lookup("s", "poison", null).orElseThrow().outcome())
+    assertThat(inbox.admin().lookup("s", "poison", null).orElseThrow().outcome())
         .isEqualTo(ClaimOutcome.GAVE_UP);
   }
 
   @Test
   void a_live_lease_is_in_progress_and_an_expired_one_is_claimable() throws Exception {
     Inbox inbox = inbox();
-    assertThat(inbox.claimLease("s", "job", null).isNew()).isTrue();
-    assertThat(inbox.lookup("s", "job", null).orElseThrow().outcome())
+    assertThat(inbox.leases().claim("s", "job", null).isNew()).isTrue();
+    assertThat(inbox.admin().lookup("s", "job", null).orElseThrow().outcome())
         .isEqualTo(ClaimOutcome.IN_PROGRESS);
     timePasses(Duration.ofSeconds(31));
-    assertThat(inbox.lookup("s", "job", null)).isEmpty();
+    assertThat(inbox.admin().lookup("s", "job", null)).isEmpty();
   }
 
   @Test
@@ -69,7 +71,7 @@ class LookupTest extends InboxTestSupport {
       tx.setAutoCommit(false);
       assertThat(inbox.claim(tx, "s", "in-flight", null).isNew()).isTrue();
       long start = System.nanoTime();
-      assertThat(inbox.lookup("s", "in-flight", null)).isEmpty();
+      assertThat(inbox.admin().lookup("s", "in-flight", null)).isEmpty();
       // Well under the 5 s lock timeout: the read took no lock and waited for none.
       assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(4));
       tx.rollback();

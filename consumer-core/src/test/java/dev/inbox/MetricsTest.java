@@ -20,11 +20,12 @@ class MetricsTest extends InboxTestSupport {
     inbox.executeBatch(
         "c",
         List.of(BatchItem.of("a", 1), BatchItem.of("b", 2), BatchItem.of("a", 1)),
+        BatchFailurePolicy.CONTINUE,
         (i, tx) -> null);
     inbox.execute("c", "a", tx -> null);
-    Claim lease = inbox.claimLease("c", "l", null);
+    Claim lease = inbox.leases().claim("c", "l", null);
     timePasses(Duration.ofMinutes(5));
-    inbox.claimLease("c", "l", null);
+    inbox.leases().claim("c", "l", null);
 
     assertThat(
             registry.get("inbox.claims").tag("scope", "c").tag("outcome", "NEW").counter().count())
@@ -37,7 +38,7 @@ class MetricsTest extends InboxTestSupport {
         .isEqualTo(2);
     assertThat(registry.get("inbox.claim.latency").timer().count()).isEqualTo(4);
 
-    assertThat(inbox.purgeExpired()).isEqualTo(2);
+    assertThat(inbox.admin().purgeExpired()).isEqualTo(2);
     assertThat(registry.get("inbox.purged").counter().count()).isEqualTo(2);
     assertThat(lease.isNew()).isTrue();
   }

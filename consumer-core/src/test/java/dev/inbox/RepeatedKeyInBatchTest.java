@@ -33,8 +33,11 @@ class RepeatedKeyInBatchTest extends InboxTestSupport {
     List<BatchItem<Long>> batch = List.of(items);
     BatchResult<Long> result =
         calls == Calls.AT_ONCE
-            ? inbox.executeBatchAtOnce(
-                SCOPE, batch, policy, (newItems, tx) -> effects(tx, SCOPE, newItems))
+            ? inbox.executeBatch(
+                SCOPE,
+                batch,
+                policy,
+                BatchHandler.setBased((newItems, tx) -> effects(tx, SCOPE, newItems)))
             : inbox.executeBatch(
                 SCOPE,
                 batch,
@@ -54,6 +57,7 @@ class RepeatedKeyInBatchTest extends InboxTestSupport {
         inbox.executeBatch(
             SCOPE,
             List.of(payment("pay-1", 100)),
+            BatchFailurePolicy.CONTINUE,
             (item, tx) -> {
               throw new IllegalStateException("gateway timeout");
             });
@@ -73,7 +77,7 @@ class RepeatedKeyInBatchTest extends InboxTestSupport {
           .as("re-send with another amount, then the original (%s)", policy)
           .containsExactly(ItemStatus.MISMATCH, ItemStatus.NOT_ATTEMPTED);
       assertThat(effects()).isZero();
-      assertThat(inbox.find(SCOPE, "pay-1").orElseThrow().attempts())
+      assertThat(inbox.admin().find(SCOPE, "pay-1").orElseThrow().attempts())
           .as("attempts: the original was not run, so none was counted")
           .isEqualTo(1);
 

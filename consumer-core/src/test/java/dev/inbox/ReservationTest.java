@@ -47,7 +47,7 @@ class ReservationTest extends InboxTestSupport {
       inbox.completeAndCommit(tx, reservation, created);
     }
     assertThat(effects("k")).isEqualTo(1);
-    InboxRecord row = inbox.find("s", "k").orElseThrow();
+    InboxRecord row = inbox.admin().find("s", "k").orElseThrow();
     assertThat(row.state()).isEqualTo(RecordState.COMPLETED);
     assertThat(row.attempts()).isEqualTo(1);
     assertThat(row.fingerprint()).isEqualTo(FINGERPRINT);
@@ -67,7 +67,7 @@ class ReservationTest extends InboxTestSupport {
       tx.rollback();
     }
     assertThat(effects("k")).isZero();
-    assertThat(inbox.find("s", "k")).isEmpty();
+    assertThat(inbox.admin().find("s", "k")).isEmpty();
   }
 
   @Test
@@ -127,7 +127,7 @@ class ReservationTest extends InboxTestSupport {
       Reservation first = reserve(inbox, tx, "k");
       tx.rollback();
       inbox.recordFailure(first, "the handler answered 503");
-      InboxRecord failed = inbox.find("s", "k").orElseThrow();
+      InboxRecord failed = inbox.admin().find("s", "k").orElseThrow();
       assertThat(failed.state()).isEqualTo(RecordState.FAILED);
       assertThat(failed.attempts()).isEqualTo(1);
 
@@ -138,7 +138,7 @@ class ReservationTest extends InboxTestSupport {
       effect(tx, "s", "k", 7);
       inbox.completeAndCommit(tx, second, created);
     }
-    InboxRecord row = inbox.find("s", "k").orElseThrow();
+    InboxRecord row = inbox.admin().find("s", "k").orElseThrow();
     assertThat(row.state()).isEqualTo(RecordState.COMPLETED);
     assertThat(row.attempts()).isEqualTo(2);
     assertThat(row.fingerprint())
@@ -196,7 +196,7 @@ class ReservationTest extends InboxTestSupport {
       }
     }
     assertThat(effects("k")).as("the reservation's effect was rolled back").isZero();
-    assertThat(inbox.find("s", "k").orElseThrow().state()).isEqualTo(RecordState.COMPLETED);
+    assertThat(inbox.admin().find("s", "k").orElseThrow().state()).isEqualTo(RecordState.COMPLETED);
   }
 
   @Test
@@ -206,10 +206,10 @@ class ReservationTest extends InboxTestSupport {
       Reservation reservation = reserve(inbox, tx, "k");
       effect(tx, "s", "k", 7);
       inbox.complete(tx, reservation, created);
-      assertThat(inbox.find("s", "k")).as("not before the caller commits").isEmpty();
+      assertThat(inbox.admin().find("s", "k")).as("not before the caller commits").isEmpty();
       tx.commit();
     }
-    assertThat(inbox.find("s", "k").orElseThrow().result().status()).isEqualTo(201);
+    assertThat(inbox.admin().find("s", "k").orElseThrow().result().status()).isEqualTo(201);
     assertThat(effects("k")).isEqualTo(1);
   }
 
@@ -269,7 +269,7 @@ class ReservationTest extends InboxTestSupport {
     pool.shutdown();
 
     assertThat(effects("one")).as("effects of 32 concurrent claimants").isEqualTo(1);
-    int winner = inbox.find("s", "one").orElseThrow().result().status();
+    int winner = inbox.admin().find("s", "one").orElseThrow().result().status();
     assertThat(answered).as("every thread's answer is the one stored").containsOnly(winner);
   }
 

@@ -31,23 +31,28 @@ class ReservedWordNamesTest extends InboxTestSupport {
     assertThat(inbox.execute("s", "k-1", tx -> null).outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
     assertThat(
             inbox
-                .executeBatch("s", List.of(BatchItem.of("k-2", 1L)), (item, tx) -> null)
+                .executeBatch(
+                    "s",
+                    List.of(BatchItem.of("k-2", 1L)),
+                    BatchFailurePolicy.CONTINUE,
+                    (item, tx) -> null)
                 .items()
                 .get(0)
                 .status())
         .isEqualTo(ItemStatus.COMPLETED);
-    Claim lease = inbox.claimLease("s", "k-3", null);
-    inbox.complete(inbox.renew(lease.leaseToken()), null);
+    Claim lease = inbox.leases().claim("s", "k-3", null);
+    inbox.complete(inbox.leases().renew(lease.leaseToken()), null);
     try (Connection tx = dataSource.getConnection()) {
       tx.setAutoCommit(false);
       Reservation reservation = inbox.reserveAtStart(tx, "s", "k-4", null);
       inbox.completeAndCommit(tx, reservation, null);
     }
-    assertThat(inbox.lookup("s", "k-4", null).map(Claim::outcome)).contains(ClaimOutcome.DUPLICATE);
-    assertThat(inbox.release("s", "k-4")).isEqualTo(ReleaseResult.NOT_RELEASABLE);
+    assertThat(inbox.admin().lookup("s", "k-4", null).map(Claim::outcome))
+        .contains(ClaimOutcome.DUPLICATE);
+    assertThat(inbox.admin().release("s", "k-4")).isEqualTo(ReleaseResult.NOT_RELEASABLE);
     assertThat(queryLong("SELECT count(*) FROM " + table)).isEqualTo(4);
     sql("UPDATE " + table + " SET completed_at = completed_at - interval '2 hours'");
-    assertThat(inbox.purgeExpired()).isEqualTo(4);
+    assertThat(inbox.admin().purgeExpired()).isEqualTo(4);
   }
 
   @Test

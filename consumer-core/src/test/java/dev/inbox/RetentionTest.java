@@ -16,8 +16,8 @@ class RetentionTest extends InboxTestSupport {
     for (int i = 0; i < 25; i++) {
       old.add(BatchItem.of("old-" + i, i));
     }
-    inbox.executeBatch("s", old, (item, tx) -> null);
-    Claim leased = inbox.claimLease("s", "leased-old", null);
+    inbox.executeBatch("s", old, BatchFailurePolicy.CONTINUE, (item, tx) -> null);
+    Claim leased = inbox.leases().claim("s", "leased-old", null);
     try {
       inbox.execute(
           "s",
@@ -33,20 +33,20 @@ class RetentionTest extends InboxTestSupport {
     inbox.execute("s", "young", tx -> null);
     timePasses(Duration.ofHours(2)); // old ones are 25 h old, young is 2 h old
 
-    assertThat(inbox.purgeExpired())
+    assertThat(inbox.admin().purgeExpired())
         .as("25 expired completed rows, in statements of 7")
         .isEqualTo(25);
-    assertThat(inbox.find("s", "young")).isPresent();
-    assertThat(inbox.find("s", "leased-old"))
+    assertThat(inbox.admin().find("s", "young")).isPresent();
+    assertThat(inbox.admin().find("s", "leased-old"))
         .get()
         .extracting(InboxRecord::state)
         .isEqualTo(RecordState.IN_PROGRESS);
-    assertThat(inbox.find("s", "failed-old"))
+    assertThat(inbox.admin().find("s", "failed-old"))
         .get()
         .extracting(InboxRecord::state)
         .isEqualTo(RecordState.FAILED);
     assertThat(inboxRows()).isEqualTo(3);
-    assertThat(inbox.purgeExpired()).isZero();
+    assertThat(inbox.admin().purgeExpired()).isZero();
 
     // After purge, a key is new again: the dedup window is the retention.
     assertThat(inbox.execute("s", "old-1", tx -> null).outcome()).isEqualTo(ClaimOutcome.NEW);

@@ -162,13 +162,13 @@ class RoundTripTest extends InboxTestSupport {
               for (int i = 0; i < 10; i++) {
                 items.add(BatchItem.of(key + "-" + i, "payload"));
               }
-              inbox.executeBatch("s", items, (item, tx) -> null);
+              inbox.executeBatch("s", items, BatchFailurePolicy.CONTINUE, (item, tx) -> null);
             });
     assertThat(batch).isEqualTo(2);
   }
 
   @Test
   void a_leased_claim_is_the_claim_and_its_commit() throws Exception {
-    assertThat(roundTrips(key -> inbox.claimLease("s", key, null))).isEqualTo(2);
+    assertThat(roundTrips(key -> inbox.leases().claim("s", key, null))).isEqualTo(2);
   }
 }

@@ -143,7 +143,8 @@ class SingleKeyClaimTest extends InboxTestSupport {
       inbox.completeAndCommit(second, claim, null);
     }
     assertThat(queryLong("SELECT sum(amount) FROM " + schema + ".effects")).isEqualTo(7);
-    assertThat(inbox.find("s", "race").orElseThrow().state()).isEqualTo(RecordState.COMPLETED);
+    assertThat(inbox.admin().find("s", "race").orElseThrow().state())
+        .isEqualTo(RecordState.COMPLETED);
   }
 
   /** Starts a claim on another thread and returns once it waits on a lock. */

@@ -66,7 +66,7 @@ class TransactionalModeTest extends InboxTestSupport {
               assertThat(new String(d.result().body().orElseThrow(), StandardCharsets.UTF_8))
                   .isEqualTo("{\"id\":1}");
             });
-    assertThat(inbox.find("payments", "pay-1"))
+    assertThat(inbox.admin().find("payments", "pay-1"))
         .get()
         .extracting(InboxRecord::state)
         .isEqualTo(RecordState.COMPLETED);
@@ -107,7 +107,7 @@ class TransactionalModeTest extends InboxTestSupport {
         .isEqualTo(1);
     // The failed attempt is counted after its rollback, racing the second claimant; either order is
     // fine.
-    assertThat(inbox.find("s", "k").orElseThrow().state()).isEqualTo(RecordState.COMPLETED);
+    assertThat(inbox.admin().find("s", "k").orElseThrow().state()).isEqualTo(RecordState.COMPLETED);
   }
 
   @Test
@@ -180,7 +180,7 @@ class TransactionalModeTest extends InboxTestSupport {
         .hasCauseInstanceOf(InboxDatabaseException.class);
     pool.shutdown();
     assertThat(effects("crash")).as("nothing committed by the killed transaction").isZero();
-    assertThat(inbox.find("s", "crash")).as("no stuck key, no reaper needed").isEmpty();
+    assertThat(inbox.admin().find("s", "crash")).as("no stuck key, no reaper needed").isEmpty();
 
     Execution retry =
         inbox.execute(
@@ -233,7 +233,7 @@ class TransactionalModeTest extends InboxTestSupport {
           .isInstanceOfSatisfying(
               HandlerFailedException.class, e -> assertThat(e.attempts()).isEqualTo(expected));
     }
-    InboxRecord failed = inbox.find("s", "poison").orElseThrow();
+    InboxRecord failed = inbox.admin().find("s", "poison").orElseThrow();
     assertThat(failed.state()).isEqualTo(RecordState.FAILED);
     assertThat(failed.attempts()).isEqualTo(3);
     assertThat(failed.lastError()).contains("cannot parse payload");
@@ -251,7 +251,7 @@ class TransactionalModeTest extends InboxTestSupport {
     assertThat(runs).hasValue(0);
     assertThat(effects()).as("every failed attempt rolled back its writes").isZero();
 
-    assertThat(inbox.release("s", "poison")).isEqualTo(ReleaseResult.RELEASED);
+    assertThat(inbox.admin().release("s", "poison")).isEqualTo(ReleaseResult.RELEASED);
     Execution afterRelease =
         inbox.execute(
             "s",
@@ -262,8 +262,8 @@ class TransactionalModeTest extends InboxTestSupport {
             });
     assertThat(afterRelease.outcome()).isEqualTo(ClaimOutcome.NEW);
     assertThat(effects("poison")).isEqualTo(1);
-    assertThat(inbox.release("s", "poison")).isEqualTo(ReleaseResult.NOT_RELEASABLE);
-    assertThat(inbox.release("s", "unknown")).isEqualTo(ReleaseResult.NOT_FOUND);
+    assertThat(inbox.admin().release("s", "poison")).isEqualTo(ReleaseResult.NOT_RELEASABLE);
+    assertThat(inbox.admin().release("s", "unknown")).isEqualTo(ReleaseResult.NOT_FOUND);
   }
 
   @Test
@@ -328,7 +328,7 @@ class TransactionalModeTest extends InboxTestSupport {
                     }))
         .isInstanceOf(AssertionError.class);
     assertThat(effects("half-done")).as("the handler's partial write").isZero();
-    assertThat(inbox.find("s", "half-done")).as("the key's record").isEmpty();
+    assertThat(inbox.admin().find("s", "half-done")).as("the key's record").isEmpty();
 
     Execution retry =
         inbox.execute(
@@ -369,6 +369,7 @@ class TransactionalModeTest extends InboxTestSupport {
         inbox.executeBatch(
             "s",
             List.of(BatchItem.of("two", 2L), BatchItem.of("three", 3L)),
+            BatchFailurePolicy.CONTINUE,
             (item, tx) -> {
               effect(tx, "s", item.key(), item.payload());
               return null;
@@ -376,6 +377,7 @@ class TransactionalModeTest extends InboxTestSupport {
     assertThat(single.outcome()).isEqualTo(ClaimOutcome.NEW);
     assertThat(batch.items()).extracting(ItemResult::status).containsOnly(ItemStatus.COMPLETED);
     assertThat(effects()).isEqualTo(3);
-    assertThat(inbox.find("s", "one").orElseThrow().state()).isEqualTo(RecordState.COMPLETED);
+    assertThat(inbox.admin().find("s", "one").orElseThrow().state())
+        .isEqualTo(RecordState.COMPLETED);
   }
 }

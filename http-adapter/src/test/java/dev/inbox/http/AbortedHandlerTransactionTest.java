@@ -24,7 +24,7 @@ class AbortedHandlerTransactionTest extends FilterTestBase {
     assertThat(answer.replayed()).isFalse();
     assertThat(answer.body()).doesNotContain("SQL").doesNotContain("25P02");
     assertThat(effects.count()).as("effect rows of the aborted transaction").isZero();
-    assertThat(inbox.find("tenant-a", "ab-1"))
+    assertThat(inbox.admin().find("tenant-a", "ab-1"))
         .as("the attempt is counted as failed")
         .hasValueSatisfying(
             r -> {
@@ -40,7 +40,7 @@ class AbortedHandlerTransactionTest extends FilterTestBase {
     assertThat(again.replayed()).isTrue();
     assertThat(server.runs).as("handler runs").hasValue(2);
     assertThat(effects.count()).as("effect rows after the retry").isEqualTo(1);
-    assertThat(inbox.find("tenant-a", "ab-1").map(InboxRecord::state))
+    assertThat(inbox.admin().find("tenant-a", "ab-1").map(InboxRecord::state))
         .contains(RecordState.COMPLETED);
   }
 }

@@ -64,7 +64,7 @@ class DispatchTypesTest extends FilterTestBase {
       assertThat(failed.status()).as(failed.body()).isEqualTo(500);
       assertThat(failed.body()).isEqualTo("error page");
       assertThat(s.errorPageRuns).as("error page runs").hasValue(1);
-      assertThat(inbox.find("tenant-a", "er-1"))
+      assertThat(inbox.admin().find("tenant-a", "er-1"))
           .as("the failed attempt, with no answer stored")
           .hasValueSatisfying(
               r -> {
@@ -77,7 +77,7 @@ class DispatchTypesTest extends FilterTestBase {
       assertThat(retry.status()).as(retry.body()).isEqualTo(201);
       assertThat(retry.body()).isEqualTo("run 2");
       assertThat(effects.count()).as("effect rows").isEqualTo(1);
-      assertThat(inbox.find("tenant-a", "er-1").map(InboxRecord::state))
+      assertThat(inbox.admin().find("tenant-a", "er-1").map(InboxRecord::state))
           .contains(RecordState.COMPLETED);
     }
   }

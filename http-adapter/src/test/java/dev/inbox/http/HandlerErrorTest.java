@@ -25,7 +25,7 @@ class HandlerErrorTest extends FilterTestBase {
       RawHttp.Response failed =
           RawHttp.post(modal.port(), "/payments", "key-a", "err-1", "100", "X-Fail: error");
       assertThat(failed.status()).as("the container's answer to the error").isEqualTo(500);
-      assertThat(inbox.find("tenant-a", "err-1"))
+      assertThat(inbox.admin().find("tenant-a", "err-1"))
           .as("the failed attempt")
           .hasValueSatisfying(
               r -> {
@@ -38,7 +38,7 @@ class HandlerErrorTest extends FilterTestBase {
       assertThat(retry.status()).as(retry.body()).isEqualTo(201);
       assertThat(retry.replayed()).isFalse();
       assertThat(modal.runs).as("handler runs").hasValue(2);
-      assertThat(inbox.find("tenant-a", "err-1").map(InboxRecord::state))
+      assertThat(inbox.admin().find("tenant-a", "err-1").map(InboxRecord::state))
           .contains(RecordState.COMPLETED);
       if (mode == IdempotencyFilter.Mode.TRANSACTIONAL) {
         assertThat(effects.count())

@@ -130,7 +130,7 @@ class IdempotencyFilterTest extends FilterTestBase {
     // The filter reads the whole body before it claims, so the cut request leaves nothing behind.
     Thread.sleep(500);
     assertThat(server.runs).hasValue(0);
-    assertThat(inbox.find("tenant-a", "cut-short")).isEmpty();
+    assertThat(inbox.admin().find("tenant-a", "cut-short")).isEmpty();
 
     HttpResponse<String> retry = post("/payments", "key-a", "cut-short", "12");
     assertThat(retry.statusCode()).isEqualTo(201);
@@ -212,7 +212,7 @@ class IdempotencyFilterTest extends FilterTestBase {
     assertThat(failed.statusCode()).isEqualTo(500);
     assertThat(replayed(failed)).isFalse();
     assertThat(effects.count()).as("the handler's write was rolled back").isZero();
-    assertThat(inbox.find("tenant-a", "e1").map(InboxRecord::state)).contains(RecordState.FAILED);
+    assertThat(inbox.admin().find("tenant-a", "e1").map(InboxRecord::state)).contains(RecordState.FAILED);
 
     HttpResponse<String> retry = post("/payments", "key-a", "e1", "7");
     assertThat(retry.statusCode()).isEqualTo(201);
@@ -243,7 +243,7 @@ class IdempotencyFilterTest extends FilterTestBase {
     HttpResponse<String> moved = post("/payments?redirect=307", "key-a", "tr1", "7");
     assertThat(moved.statusCode()).isEqualTo(307);
     assertThat(effects.count()).as("the write was rolled back").isZero();
-    assertThat(inbox.find("tenant-a", "tr1").map(InboxRecord::state)).contains(RecordState.FAILED);
+    assertThat(inbox.admin().find("tenant-a", "tr1").map(InboxRecord::state)).contains(RecordState.FAILED);
   }
 
   @Test
@@ -315,7 +315,7 @@ class IdempotencyFilterTest extends FilterTestBase {
                 .build());
     assertThat(failed.statusCode()).isEqualTo(500);
     assertThat(effects.count()).as("the write through the inbox connection").isZero();
-    InboxRecord released = inbox.find("tenant-a", "t1").orElseThrow();
+    InboxRecord released = inbox.admin().find("tenant-a", "t1").orElseThrow();
     assertThat(released.state())
         .as("the key is released, not completed")
         .isEqualTo(RecordState.FAILED);
@@ -336,11 +336,11 @@ class IdempotencyFilterTest extends FilterTestBase {
       assertThat(failed.statusCode()).isEqualTo(503);
     }
     assertThat(effects.count()).as("every write was rolled back").isZero();
-    assertThat(inbox.find("tenant-a", "sf1")).as("no attempt was counted").isEmpty();
+    assertThat(inbox.admin().find("tenant-a", "sf1")).as("no attempt was counted").isEmpty();
 
     // The same contrast with a handler that throws for a reason of its own: that one is counted.
     assertThat(post("/payments?fail=throw", "key-a", "sf2", "7").statusCode()).isEqualTo(500);
-    assertThat(inbox.find("tenant-a", "sf2").map(InboxRecord::attempts)).contains(1);
+    assertThat(inbox.admin().find("tenant-a", "sf2").map(InboxRecord::attempts)).contains(1);
 
     HttpResponse<String> retry = post("/payments", "key-a", "sf1", "7");
     assertThat(retry.statusCode()).isEqualTo(201);
@@ -356,7 +356,7 @@ class IdempotencyFilterTest extends FilterTestBase {
     HttpResponse<String> closing = post("/payments?close=1", "key-a", "c2", "4");
     assertThat(closing.statusCode()).as("close() is harmless").isEqualTo(201);
     assertThat(effects.count()).isEqualTo(1);
-    assertThat(inbox.find("tenant-a", "c2").map(InboxRecord::state))
+    assertThat(inbox.admin().find("tenant-a", "c2").map(InboxRecord::state))
         .contains(RecordState.COMPLETED);
   }
 
@@ -372,7 +372,7 @@ class IdempotencyFilterTest extends FilterTestBase {
     assertThat(retry.body()).isEmpty();
     assertThat(server.runs).hasValue(1);
     assertThat(effects.count()).isEqualTo(1);
-    assertThat(inbox.find("tenant-a", "big1").orElseThrow().result().bodyStored()).isFalse();
+    assertThat(inbox.admin().find("tenant-a", "big1").orElseThrow().result().bodyStored()).isFalse();
   }
 
   @Test
@@ -386,7 +386,7 @@ class IdempotencyFilterTest extends FilterTestBase {
                   .build());
       assertProblem(tooLarge, 413, "request-body-too-large", "larger than 16 bytes");
       assertThat(small.runs).hasValue(0);
-      assertThat(inbox.find("tenant-a", "large")).isEmpty();
+      assertThat(inbox.admin().find("tenant-a", "large")).isEmpty();
     }
   }
 
@@ -521,7 +521,7 @@ class IdempotencyFilterTest extends FilterTestBase {
                   .header("X-Fail", "500")
                   .build());
       assertThat(failed.statusCode()).isEqualTo(500);
-      assertThat(inbox.find("tenant-a", "l2").map(InboxRecord::state)).contains(RecordState.FAILED);
+      assertThat(inbox.admin().find("tenant-a", "l2").map(InboxRecord::state)).contains(RecordState.FAILED);
       HttpResponse<String> again =
           send(request(uri, "key-a", "8").header("Idempotency-Key", "l2").build());
       assertThat(again.statusCode()).isEqualTo(201);

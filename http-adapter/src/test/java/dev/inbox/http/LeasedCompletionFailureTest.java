@@ -135,7 +135,7 @@ class LeasedCompletionFailureTest extends FilterTestBase {
     assertThat(retry.replayed()).as("the retry is replayed").isTrue();
     assertThat(retry.body()).isEqualTo(answer.body());
     assertThat(effects.count()).as("effect rows").isEqualTo(1);
-    assertThat(leasedInbox.find("tenant-a", "lease-2"))
+    assertThat(leasedInbox.admin().find("tenant-a", "lease-2"))
         .hasValueSatisfying(r -> assertThat(r.state()).isEqualTo(RecordState.COMPLETED));
     await("both requests are counted", () -> outcomes.size() == 2);
     assertThat(outcomes).containsExactly(RequestOutcome.FRESH, RequestOutcome.REPLAYED);

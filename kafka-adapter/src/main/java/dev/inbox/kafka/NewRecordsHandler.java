@@ -14,7 +14,7 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
  * offset order, so that only the failing record is retried (or dead-lettered, when it throws {@link
  * NonRetryableException} or runs out of attempts) and no later record of its partition takes effect
  * before it. It must therefore be correct for any run of the new records, and have no effects
- * outside the transaction. See {@link dev.inbox.NewItemsHandler}, which it is built on.
+ * outside the transaction. See {@link dev.inbox.BatchHandler#setBased}, which it is built on.
  */
 @FunctionalInterface
 public interface NewRecordsHandler<K, V> {

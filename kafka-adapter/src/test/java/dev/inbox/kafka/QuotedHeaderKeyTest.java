@@ -43,6 +43,6 @@ class QuotedHeaderKeyTest extends KafkaTestSupport {
         });
 
     assertThat(effects.count()).as("effects of one payment over Kafka and HTTP").isEqualTo(1);
-    assertThat(inbox.find("tenant-a", "\"q-1\"")).as("the key with its quotes").isEmpty();
+    assertThat(inbox.admin().find("tenant-a", "\"q-1\"")).as("the key with its quotes").isEmpty();
   }
 }

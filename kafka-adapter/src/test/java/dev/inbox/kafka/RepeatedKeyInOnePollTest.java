@@ -1,5 +1,6 @@
 package dev.inbox.kafka;
 
+import dev.inbox.BatchFailurePolicy;
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -45,7 +46,7 @@ class RepeatedKeyInOnePollTest extends KafkaTestSupport {
                     group,
                     List.of(
                         new BatchItem<>(
-                            "pay-1", Fingerprints.ofMessage("100".getBytes(UTF_8)), "100")),
+                            "pay-1", Fingerprints.ofMessage("100".getBytes(UTF_8)), "100")), BatchFailurePolicy.CONTINUE,
                     (item, tx) -> {
                       throw new IllegalStateException("gateway timeout");
                     })
@@ -55,7 +56,7 @@ class RepeatedKeyInOnePollTest extends KafkaTestSupport {
         .isEqualTo(ItemStatus.FAILED);
 
     assertOnlyTheBadReSendIsDeadLettered(inbox, topic, group, 0);
-    assertThat(inbox.find(group, "pay-1").orElseThrow().attempts())
+    assertThat(inbox.admin().find(group, "pay-1").orElseThrow().attempts())
         .as("attempts: the failed one and the one that took effect")
         .isEqualTo(2);
   }

@@ -48,6 +48,6 @@ class QuotedHeaderKeyTest extends RabbitTestSupport {
         });
 
     assertThat(effects.count()).as("effects of one payment over RabbitMQ and HTTP").isEqualTo(1);
-    assertThat(inbox.find("tenant-a", "\"q-1\"")).as("the key with its quotes").isEmpty();
+    assertThat(inbox.admin().find("tenant-a", "\"q-1\"")).as("the key with its quotes").isEmpty();
   }
 }

@@ -173,7 +173,7 @@ class RabbitExactlyOnceTest extends RabbitTestSupport {
           Duration.ofSeconds(30),
           () -> readyMessages(queue.deadLetterQueue()) == 1);
       // Attempt 4 by the broker's count: dead-lettered after the inbox's first attempt, not third.
-      assertThat(inbox.find(quorum, "q-1").orElseThrow().attempts()).isEqualTo(1);
+      assertThat(inbox.admin().find(quorum, "q-1").orElseThrow().attempts()).isEqualTo(1);
       try (Channel channel = connection.createChannel()) {
         GetResponse dead = channel.basicGet(queue.deadLetterQueue(), true);
         assertThat(dead.getProps().getMessageId()).isEqualTo("q-1");

@@ -1,5 +1,6 @@
 package dev.inbox.rabbit;
 
+import dev.inbox.BatchFailurePolicy;
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -30,7 +31,7 @@ class RepeatedKeyInOneBatchTest extends RabbitTestSupport {
                 .executeBatch(
                     queue.queue(),
                     List.of(
-                        new BatchItem<>("pay-1", Fingerprints.ofMessage("100".getBytes(UTF_8)), 0)),
+                        new BatchItem<>("pay-1", Fingerprints.ofMessage("100".getBytes(UTF_8)), 0)), BatchFailurePolicy.CONTINUE,
                     (item, tx) -> {
                       throw new IllegalStateException("gateway timeout");
                     })
@@ -60,7 +61,7 @@ class RepeatedKeyInOneBatchTest extends RabbitTestSupport {
     Map<String, GetResponse> letters = takeDeadLetters(1);
     assertThat(letters).containsOnlyKeys("999999");
     assertThat(reason(letters.get("999999"))).isEqualTo(InboxRabbitConsumer.REASON_MISMATCH);
-    assertThat(inbox.find(queue.queue(), "pay-1").orElseThrow().attempts())
+    assertThat(inbox.admin().find(queue.queue(), "pay-1").orElseThrow().attempts())
         .as("attempts: the failed one and the one that took effect")
         .isEqualTo(2);
   }
