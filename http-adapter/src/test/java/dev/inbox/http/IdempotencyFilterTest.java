@@ -256,7 +256,7 @@ class IdempotencyFilterTest extends FilterTestBase {
         "the key released, not completed with the response the chain returned with",
         () ->
             inbox
-                .find("tenant-a", "as1")
+                .admin().find("tenant-a", "as1")
                 .map(InboxRecord::state)
                 .equals(Optional.of(RecordState.FAILED)));
 
@@ -293,7 +293,7 @@ class IdempotencyFilterTest extends FilterTestBase {
           assertThat(answer.get(30, TimeUnit.SECONDS).statusCode()).isEqualTo(500);
         }
         for (String key : List.of("full-1", "full-2")) {
-          InboxRecord failed = small.find("tenant-a", key).orElseThrow();
+          InboxRecord failed = small.admin().find("tenant-a", key).orElseThrow();
           assertThat(failed.state()).isEqualTo(RecordState.FAILED);
           assertThat(failed.attempts()).as("the counted attempts of " + key).isEqualTo(1);
         }
