@@ -1,5 +1,9 @@
 package dev.inbox.http;
 
+import dev.inbox.ItemStatus;
+import dev.inbox.BatchFailurePolicy;
+import dev.inbox.BatchItem;
+import dev.inbox.BatchResult;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.zaxxer.hikari.HikariDataSource;
@@ -420,16 +424,17 @@ class IdempotencyFilterTest extends FilterTestBase {
                 .build(),
             HttpResponse.BodyHandlers.ofString());
     await("the request is inside its handler, its write made", () -> server.runs.get() == 1);
-    // The request holds the key by a lock that a consumer's claim does not look at.
-    Execution consumed =
-        inbox.execute(
+    // The request holds the key by a lock that a consumer's batch claim does not look at.
+    BatchResult<String> consumed =
+        inbox.executeBatch(
             "tenant-a",
-            "pay-R",
-            tx -> {
+            List.of(BatchItem.of("pay-R", "pay-R")),
+            BatchFailurePolicy.STOP,
+            (item, tx) -> {
               effects.apply(tx, "pay-R", 50);
               return null;
             });
-    assertThat(consumed.executed()).isTrue();
+    assertThat(consumed.count(ItemStatus.COMPLETED)).isEqualTo(1);
 
     HttpResponse<String> http = first.get(10, TimeUnit.SECONDS);
     assertThat(http.statusCode()).isEqualTo(200);
