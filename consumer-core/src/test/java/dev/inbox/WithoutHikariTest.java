@@ -40,7 +40,7 @@ class WithoutHikariTest {
   private URLClassLoader withoutHikari;
 
   @BeforeAll
-  void classLoaderWithoutHikari() throws MalformedURLException {
+  void classLoaderWithoutHikari() throws MalformedURLException, ClassNotFoundException {
     String[] classPath = System.getProperty("java.class.path").split(File.pathSeparator);
     List<URL> urls = new ArrayList<>();
     for (String entry : classPath) {
@@ -56,6 +56,9 @@ class WithoutHikariTest {
         new URLClassLoader(urls.toArray(URL[]::new), ClassLoader.getPlatformClassLoader());
     assertThatThrownBy(() -> withoutHikari.loadClass(HIKARI))
         .isInstanceOf(ClassNotFoundException.class);
+    // DriverManager hands a caller only drivers its class loader sees as its own, and looks for
+    // drivers once per JVM: the loader's copy of pgjdbc registers itself when initialised.
+    Class.forName("org.postgresql.Driver", true, withoutHikari);
   }
 
   @Test
