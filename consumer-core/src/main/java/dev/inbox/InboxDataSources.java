@@ -4,7 +4,15 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import java.util.regex.Pattern;
 
-/** Builds a HikariCP pool suited to the inbox from a JDBC URL. */
+/**
+ * Builds a HikariCP pool suited to the inbox from a JDBC URL: a convenience, since the inbox takes
+ * any {@link javax.sql.DataSource}.
+ *
+ * <p>HikariCP is an optional dependency of this library: {@link #pool} needs it on the class path
+ * (add {@code com.zaxxer:HikariCP} to your build), and without it throws {@link
+ * NoClassDefFoundError}. {@link #maskPasswords} needs nothing. No other class of the library loads
+ * a HikariCP class.
+ */
 public final class InboxDataSources {
   /** Ten connections: enough for a consumer and an API on one instance. */
   public static final int DEFAULT_POOL_SIZE = 10;

@@ -8,6 +8,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.Properties;
 import java.util.UUID;
+import org.postgresql.ds.PGSimpleDataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.testcontainers.containers.PostgreSQLContainer;
@@ -107,6 +108,22 @@ public final class TestDatabase {
   /** A new connection to this JVM's database. */
   public Connection connect() throws SQLException {
     return DriverManager.getConnection(jdbcUrl, properties());
+  }
+
+  /**
+   * A plain pgjdbc data source on this JVM's database: a new connection per call, no pool, so that
+   * a test shows the inbox needs nothing but a {@code DataSource}.
+   */
+  public PGSimpleDataSource simpleDataSource() {
+    PGSimpleDataSource dataSource = new PGSimpleDataSource();
+    dataSource.setUrl(jdbcUrl);
+    if (user != null) {
+      dataSource.setUser(user);
+    }
+    if (password != null) {
+      dataSource.setPassword(password);
+    }
+    return dataSource;
   }
 
   /** Connection properties with the user and password, if any. */
