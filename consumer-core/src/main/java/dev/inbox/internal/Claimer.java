@@ -216,7 +216,7 @@ final class Claimer {
               "the reservation's read returned no row, which indicates a bug");
         }
         Instant reservedAt = Rows.instant(rs, "db_now");
-        if (rs.getString("state") == null) { // no row after the lock: the lock decides
+        if (Rows.state(rs) == StateMachine.NO_RECORD) { // after the lock: the lock decides
           // null: a row seen before the lock is gone now (released or purged); ask again.
           return new Reserved(
               Boolean.TRUE.equals(reserved)
@@ -379,6 +379,8 @@ final class Claimer {
       int next = bindNewRowValues(ps, 2, leaseOwner, leaseDuration, writtenAs);
       ps.setArray(next++, connection.createArrayOf("text", keys));
       ps.setArray(next++, connection.createArrayOf("bytea", fingerprints));
+      // The guards of RETRY and TAKE_OVER, in that order, each bound to maxAttempts.
+      ps.setInt(next++, settings.maxAttempts());
       ps.setInt(next, settings.maxAttempts());
       ps.execute();
       try (ResultSet rs = currentResultSet(ps)) {
@@ -538,38 +540,26 @@ final class Claimer {
   }
 
   /**
-   * The claim a row that the upsert left alone stands for, or null when it is claimable after all.
+   * The claim a row that the upsert left alone stands for, or null when it is claimable after all;
+   * {@link StateMachine#classify} decides.
    */
   private Claim classifyRow(String scope, Request request, ResultSet rs) throws SQLException {
-    RecordState state = RecordState.valueOf(rs.getString("state"));
-    int attempts = rs.getInt("attempts");
-    byte[] stored = rs.getBytes("fingerprint");
-    if (Fingerprints.mismatch(stored, request.fingerprint())) {
-      return settled(scope, request, ClaimOutcome.MISMATCH, rs, null, null);
-    }
-    switch (state) {
-      case COMPLETED:
-        return settled(scope, request, ClaimOutcome.DUPLICATE, rs, Rows.result(rs), null);
+    ClaimOutcome outcome =
+        StateMachine.classify(
+            Rows.state(rs),
+            rs.getInt("attempts"),
+            Fingerprints.mismatch(rs.getBytes("fingerprint"), request.fingerprint()),
+            Rows.leaseLive(rs),
+            settings.maxAttempts());
+    switch (outcome) {
+      case NEW:
+        return null;
+      case DUPLICATE:
+        return settled(scope, request, outcome, rs, Rows.result(rs), null);
       case IN_PROGRESS:
-        Instant lockedUntil = Rows.instant(rs, "locked_until");
-        if (lockedUntil == null) {
-          // Only a caller's transaction that committed its claim without complete() leaves this
-          // committed; it committed the effect with it.
-          return settled(scope, request, ClaimOutcome.DUPLICATE, rs, null, null);
-        }
-        if (rs.getBoolean("lease_live")) {
-          return settled(scope, request, ClaimOutcome.IN_PROGRESS, rs, null, lockedUntil);
-        }
-        // Every expired lease was an attempt that never finished: past maxAttempts, give up.
-        return attempts >= settings.maxAttempts()
-            ? settled(scope, request, ClaimOutcome.GAVE_UP, rs, null, null)
-            : null;
-      case FAILED:
-        return attempts >= settings.maxAttempts()
-            ? settled(scope, request, ClaimOutcome.GAVE_UP, rs, null, null)
-            : null;
+        return settled(scope, request, outcome, rs, null, Rows.instant(rs, "locked_until"));
       default:
-        throw new IllegalStateException("unknown state " + state + ", which indicates a bug");
+        return settled(scope, request, outcome, rs, null, null);
     }
   }
 

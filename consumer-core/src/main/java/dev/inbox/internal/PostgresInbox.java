@@ -8,14 +8,13 @@ import dev.inbox.Claim;
 import dev.inbox.ClaimOutcome;
 import dev.inbox.Execution;
 import dev.inbox.HandlerFailedException;
-import dev.inbox.IllegalStateTransitionException;
 import dev.inbox.Inbox;
 import dev.inbox.InboxDatabaseException;
+import dev.inbox.InboxException;
 import dev.inbox.InboxKeys;
 import dev.inbox.InboxRecord;
 import dev.inbox.InboxSchema;
 import dev.inbox.InboxSettings;
-import dev.inbox.LeaseLostException;
 import dev.inbox.LeaseToken;
 import dev.inbox.NewItemsHandler;
 import dev.inbox.RecordState;
@@ -483,7 +482,7 @@ public final class PostgresInbox implements Inbox {
         PreparedStatement ps = connection.prepareStatement(sql.complete)) {
       bindCompletion(connection, ps, lease.scope(), lease.key(), lease.fencingToken(), result);
       if (ps.executeUpdate() != 1) {
-        throw leaseLost(connection, lease, RecordState.COMPLETED);
+        throw leaseRefused(connection, lease, StateMachine.Transition.COMPLETE);
       }
     } catch (SQLException e) {
       throw new InboxDatabaseException(lease.scope(), lease.key(), "complete of a lease failed", e);
@@ -500,7 +499,7 @@ public final class PostgresInbox implements Inbox {
       ps.setString(3, lease.key());
       ps.setLong(4, lease.fencingToken());
       if (ps.executeUpdate() != 1) {
-        throw leaseLost(connection, lease, RecordState.FAILED);
+        throw leaseRefused(connection, lease, StateMachine.Transition.FAIL);
       }
     } catch (SQLException e) {
       throw new InboxDatabaseException(lease.scope(), lease.key(), "fail of a lease failed", e);
@@ -518,7 +517,7 @@ public final class PostgresInbox implements Inbox {
       ps.setLong(4, lease.fencingToken());
       try (ResultSet rs = ps.executeQuery()) {
         if (!rs.next()) {
-          throw leaseLost(connection, lease, RecordState.IN_PROGRESS);
+          throw leaseRefused(connection, lease, StateMachine.Transition.RENEW);
         }
         return new LeaseToken(
             lease.scope(),
@@ -567,9 +566,8 @@ public final class PostgresInbox implements Inbox {
         log.info("released key '{}' in scope '{}' for reprocessing", key, scope);
         return ReleaseResult.RELEASED;
       }
-      return find(connection, scope, key).isPresent()
-          ? ReleaseResult.NOT_RELEASABLE
-          : ReleaseResult.NOT_FOUND;
+      return StateMachine.notReleased(
+          find(connection, scope, key).map(InboxRecord::state).orElse(StateMachine.NO_RECORD));
     } catch (SQLException e) {
       throw new InboxDatabaseException(scope, key, "release failed", e);
     }
@@ -636,14 +634,8 @@ public final class PostgresInbox implements Inbox {
       ps.setString(6, claim.key());
       int updated = ps.executeUpdate();
       if (updated != 1) {
-        throw new IllegalStateException(
-            "storing the result of claimed key '"
-                + claim.key()
-                + "' in scope '"
-                + claim.scope()
-                + "' changed "
-                + updated
-                + " rows, which indicates a bug");
+        throw StateMachine.unexpectedRowCount(
+            StateMachine.Transition.STORE_RESULT, claim.scope(), claim.key(), updated);
       }
     }
   }
@@ -654,14 +646,8 @@ public final class PostgresInbox implements Inbox {
       bindCompletion(connection, ps, claim.scope(), claim.key(), claim.fencingToken(), result);
       int updated = ps.executeUpdate();
       if (updated != 1) {
-        throw new IllegalStateException(
-            "completing claimed key '"
-                + claim.key()
-                + "' in scope '"
-                + claim.scope()
-                + "' changed "
-                + updated
-                + " rows, which indicates a bug");
+        throw StateMachine.unexpectedRowCount(
+            StateMachine.Transition.COMPLETE, claim.scope(), claim.key(), updated);
       }
     }
   }
@@ -684,26 +670,16 @@ public final class PostgresInbox implements Inbox {
     ps.setLong(7, fencingToken);
   }
 
-  private LeaseLostException leaseLost(Connection connection, LeaseToken lease, RecordState target)
+  /** Why a lease owner's write changed no row; {@link StateMachine#leaseRefused} explains. */
+  private InboxException leaseRefused(
+      Connection connection, LeaseToken lease, StateMachine.Transition transition)
       throws SQLException {
-    Optional<InboxRecord> found = find(connection, lease.scope(), lease.key());
-    if (found.isPresent() && found.get().fencingToken() == lease.fencingToken()) {
-      // Still this owner's token, so nobody took over: the record already left IN_PROGRESS.
-      throw new IllegalStateTransitionException(
-          lease.scope(), lease.key(), found.get().state(), target);
-    }
-    String description =
-        found
-            .map(
-                r ->
-                    "now "
-                        + r.state()
-                        + " with fencing token "
-                        + r.fencingToken()
-                        + ", owner "
-                        + r.leaseOwner())
-            .orElse("the record no longer exists");
-    return new LeaseLostException(lease.scope(), lease.key(), lease.fencingToken(), description);
+    return StateMachine.leaseRefused(
+        transition,
+        lease.scope(),
+        lease.key(),
+        lease.fencingToken(),
+        find(connection, lease.scope(), lease.key()));
   }
 
   private Optional<InboxRecord> find(Connection connection, String scope, String key)
