@@ -248,18 +248,8 @@ class StateMachineSqlTest {
               ps.setString(3, KEY);
             },
             Transition.FAIL));
-    writes.add(
-        new Write(
-            "failLease",
-            sql.failLease,
-            byLeaseOwner("boom"),
-            Transition.FAIL));
-    writes.add(
-        new Write(
-            "renewLease",
-            sql.renewLease,
-            byLeaseOwner("PT30S"),
-            Transition.RENEW));
+    writes.add(new Write("failLease", sql.failLease, byLeaseOwner("boom"), Transition.FAIL));
+    writes.add(new Write("renewLease", sql.renewLease, byLeaseOwner("PT30S"), Transition.RENEW));
     writes.add(
         new Write(
             "recordFailure",
