@@ -15,6 +15,11 @@ import org.flywaydb.core.Flyway;
  * <p>They live under their own location ({@value #LOCATION}) with their own history table ({@code
  * <table>_schema_history}), so they never clash with the application's own Flyway. Teams on
  * Liquibase or their own tooling take the plain SQL from {@link #sql}.
+ *
+ * <p>One row per (scope, key). Its states, and every move the SQL makes between them, are in one
+ * file: {@code dev/inbox/internal/StateMachine.java}. The first migration's comment still says "see
+ * dev.inbox.Inbox": Flyway checksums a migration's whole text, comments included, so editing it
+ * would fail validation on every database already migrated.
  */
 public final class InboxSchema {
   /** Where the migrations are on the class path. */

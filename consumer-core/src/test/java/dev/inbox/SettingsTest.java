@@ -3,7 +3,6 @@ package dev.inbox;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.inbox.internal.Transitions;
 import java.time.Duration;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
@@ -55,21 +54,5 @@ class SettingsTest {
         .hasMessageContaining("cannot reach its database at startup");
     assertThatThrownBy(() -> InboxDataSources.pool("jdbc:mysql://x/y"))
         .hasMessageContaining("jdbcUrl must be a PostgreSQL JDBC URL");
-  }
-
-  @Test
-  void the_transition_table_allows_exactly_the_documented_moves() {
-    assertThat(Transitions.isLegal(null, RecordState.IN_PROGRESS)).isTrue();
-    assertThat(Transitions.isLegal(null, RecordState.COMPLETED)).isFalse();
-    assertThat(Transitions.isLegal(RecordState.IN_PROGRESS, RecordState.COMPLETED)).isTrue();
-    assertThat(Transitions.isLegal(RecordState.IN_PROGRESS, RecordState.FAILED)).isTrue();
-    assertThat(Transitions.isLegal(RecordState.FAILED, RecordState.IN_PROGRESS)).isTrue();
-    assertThat(Transitions.isLegal(RecordState.COMPLETED, RecordState.FAILED)).isFalse();
-    assertThat(Transitions.isLegal(RecordState.COMPLETED, RecordState.IN_PROGRESS)).isFalse();
-    assertThat(Transitions.isLegal(RecordState.FAILED, RecordState.COMPLETED)).isFalse();
-    assertThatThrownBy(
-            () -> Transitions.check("s", "k-9", RecordState.COMPLETED, RecordState.FAILED))
-        .isInstanceOf(IllegalStateTransitionException.class)
-        .hasMessage("key 'k-9' in scope 's' cannot move from COMPLETED to FAILED");
   }
 }

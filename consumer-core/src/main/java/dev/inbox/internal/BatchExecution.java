@@ -446,7 +446,7 @@ final class BatchExecution<T> {
       ps.setString(1, String.valueOf(error));
       ps.setString(2, scope);
       ps.setString(3, key);
-      expectOne(ps.executeUpdate(), key, "mark failed");
+      expectOne(ps.executeUpdate(), key, StateMachine.Transition.FAIL);
     }
   }
 
@@ -458,14 +458,8 @@ final class BatchExecution<T> {
         ps.setArray(2, connection.createArrayOf("text", withoutResult.toArray(new String[0])));
         int updated = ps.executeUpdate();
         if (updated != withoutResult.size()) {
-          throw new IllegalStateException(
-              "completed "
-                  + updated
-                  + " of "
-                  + withoutResult.size()
-                  + " claimed keys in scope '"
-                  + scope
-                  + "', which indicates a bug");
+          throw StateMachine.unexpectedRowCount(
+              StateMachine.Transition.COMPLETE, scope, withoutResult, updated);
         }
       }
     }
@@ -480,7 +474,7 @@ final class BatchExecution<T> {
         }
         int[] counts = ps.executeBatch();
         for (int i = 0; i < counts.length; i++) {
-          expectOne(counts[i], withResult.get(i).claim().key(), "complete");
+          expectOne(counts[i], withResult.get(i).claim().key(), StateMachine.Transition.COMPLETE);
         }
       }
     }
@@ -499,22 +493,14 @@ final class BatchExecution<T> {
       }
       int[] counts = ps.executeBatch();
       for (int i = 0; i < counts.length; i++) {
-        expectOne(counts[i], withResult.get(i).claim().key(), "store result");
+        expectOne(counts[i], withResult.get(i).claim().key(), StateMachine.Transition.STORE_RESULT);
       }
     }
   }
 
-  private void expectOne(int updated, String key, String what) {
+  private void expectOne(int updated, String key, StateMachine.Transition transition) {
     if (updated != 1) {
-      throw new IllegalStateException(
-          what
-              + " of claimed key '"
-              + key
-              + "' in scope '"
-              + scope
-              + "' changed "
-              + updated
-              + " rows, which indicates a bug");
+      throw StateMachine.unexpectedRowCount(transition, scope, key, updated);
     }
   }
 

@@ -239,7 +239,7 @@ final class Claimer {
         throw new IllegalStateException(
             "the reservation's read returned no row, which indicates a bug");
       }
-      if (rs.getString("state") != null) {
+      if (Rows.state(rs) != StateMachine.NO_RECORD) {
         return new Reserved(classifyRow(scope, request, rs), false);
       }
       if (Boolean.TRUE.equals(lockTaken)) {
@@ -425,6 +425,8 @@ final class Claimer {
       int next = bindNewRowValues(ps, 2, leaseOwner, leaseDuration, writtenAs);
       ps.setArray(next++, connection.createArrayOf("text", keys));
       ps.setArray(next++, connection.createArrayOf("bytea", fingerprints));
+      // The guards of RETRY and TAKE_OVER, in that order, each bound to maxAttempts.
+      ps.setInt(next++, settings.maxAttempts());
       ps.setInt(next, settings.maxAttempts());
       ps.execute();
       try (ResultSet rs = currentResultSet(ps)) {
@@ -584,38 +586,26 @@ final class Claimer {
   }
 
   /**
-   * The claim a row that the upsert left alone stands for, or null when it is claimable after all.
+   * The claim a row that the upsert left alone stands for, or null when it is claimable after all;
+   * {@link StateMachine#classify} decides.
    */
   private Claim classifyRow(String scope, Request request, ResultSet rs) throws SQLException {
-    RecordState state = RecordState.valueOf(rs.getString("state"));
-    int attempts = rs.getInt("attempts");
-    byte[] stored = rs.getBytes("fingerprint");
-    if (Fingerprints.mismatch(stored, request.fingerprint())) {
-      return settled(scope, request, ClaimOutcome.MISMATCH, rs, null, null);
-    }
-    switch (state) {
-      case COMPLETED:
-        return settled(scope, request, ClaimOutcome.DUPLICATE, rs, Rows.result(rs), null);
+    ClaimOutcome outcome =
+        StateMachine.classify(
+            Rows.state(rs),
+            rs.getInt("attempts"),
+            Fingerprints.mismatch(rs.getBytes("fingerprint"), request.fingerprint()),
+            Rows.leaseLive(rs),
+            settings.maxAttempts());
+    switch (outcome) {
+      case NEW:
+        return null;
+      case DUPLICATE:
+        return settled(scope, request, outcome, rs, Rows.result(rs), null);
       case IN_PROGRESS:
-        Instant lockedUntil = Rows.instant(rs, "locked_until");
-        if (lockedUntil == null) {
-          // Only a caller's transaction that committed its claim without complete() leaves this
-          // committed; it committed the effect with it.
-          return settled(scope, request, ClaimOutcome.DUPLICATE, rs, null, null);
-        }
-        if (rs.getBoolean("lease_live")) {
-          return settled(scope, request, ClaimOutcome.IN_PROGRESS, rs, null, lockedUntil);
-        }
-        // Every expired lease was an attempt that never finished: past maxAttempts, give up.
-        return attempts >= settings.maxAttempts()
-            ? settled(scope, request, ClaimOutcome.GAVE_UP, rs, null, null)
-            : null;
-      case FAILED:
-        return attempts >= settings.maxAttempts()
-            ? settled(scope, request, ClaimOutcome.GAVE_UP, rs, null, null)
-            : null;
+        return settled(scope, request, outcome, rs, null, Rows.instant(rs, "locked_until"));
       default:
-        throw new IllegalStateException("unknown state " + state + ", which indicates a bug");
+        return settled(scope, request, outcome, rs, null, null);
     }
   }
 

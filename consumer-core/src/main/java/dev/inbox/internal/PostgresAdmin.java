@@ -70,9 +70,8 @@ final class PostgresAdmin implements InboxAdmin {
         log.info("released key '{}' in scope '{}' for reprocessing", key, scope);
         return ReleaseResult.RELEASED;
       }
-      return find(connection, scope, key).isPresent()
-          ? ReleaseResult.NOT_RELEASABLE
-          : ReleaseResult.NOT_FOUND;
+      return StateMachine.notReleased(
+          find(connection, scope, key).map(InboxRecord::state).orElse(StateMachine.NO_RECORD));
     } catch (SQLException e) {
       throw new InboxDatabaseException(scope, key, "release failed", e);
     }

@@ -517,7 +517,7 @@ public final class PostgresInbox implements Inbox {
       Rows.setResult(connection, ps, 1, result);
       ps.setString(5, claim.scope());
       ps.setString(6, claim.key());
-      expectOneRow(ps.executeUpdate(), claim, "storing the result of");
+      expectOneRow(ps.executeUpdate(), claim, StateMachine.Transition.STORE_RESULT);
     }
   }
 
@@ -525,21 +525,13 @@ public final class PostgresInbox implements Inbox {
       throws SQLException {
     try (PreparedStatement ps = connection.prepareStatement(sql.completeInTransaction)) {
       bindCompletion(connection, ps, claim.scope(), claim.key(), claim.fencingToken(), result);
-      expectOneRow(ps.executeUpdate(), claim, "completing");
+      expectOneRow(ps.executeUpdate(), claim, StateMachine.Transition.COMPLETE);
     }
   }
 
-  private static void expectOneRow(int updated, Claim claim, String what) {
+  private static void expectOneRow(int updated, Claim claim, StateMachine.Transition transition) {
     if (updated != 1) {
-      throw new IllegalStateException(
-          what
-              + " claimed key '"
-              + claim.key()
-              + "' in scope '"
-              + claim.scope()
-              + "' changed "
-              + updated
-              + " rows, which indicates a bug");
+      throw StateMachine.unexpectedRowCount(transition, claim.scope(), claim.key(), updated);
     }
   }
 

@@ -1,12 +1,10 @@
 package dev.inbox.internal;
 
 import dev.inbox.Claim;
-import dev.inbox.IllegalStateTransitionException;
 import dev.inbox.InboxDatabaseException;
+import dev.inbox.InboxException;
 import dev.inbox.InboxKeys;
-import dev.inbox.InboxRecord;
 import dev.inbox.InboxSettings;
-import dev.inbox.LeaseLostException;
 import dev.inbox.LeaseToken;
 import dev.inbox.Leases;
 import dev.inbox.RecordState;
@@ -16,7 +14,6 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.Objects;
-import java.util.Optional;
 import javax.sql.DataSource;
 
 /**
@@ -77,7 +74,7 @@ final class PostgresLeases implements Leases {
       PostgresInbox.bindCompletion(
           connection, ps, lease.scope(), lease.key(), lease.fencingToken(), result);
       if (ps.executeUpdate() != 1) {
-        throw leaseLost(connection, lease, RecordState.COMPLETED);
+        throw leaseRefused(connection, lease, StateMachine.Transition.COMPLETE);
       }
     } catch (SQLException e) {
       throw new InboxDatabaseException(lease.scope(), lease.key(), "complete of a lease failed", e);
@@ -94,7 +91,7 @@ final class PostgresLeases implements Leases {
       ps.setString(3, lease.key());
       ps.setLong(4, lease.fencingToken());
       if (ps.executeUpdate() != 1) {
-        throw leaseLost(connection, lease, RecordState.FAILED);
+        throw leaseRefused(connection, lease, StateMachine.Transition.FAIL);
       }
     } catch (SQLException e) {
       throw new InboxDatabaseException(lease.scope(), lease.key(), "fail of a lease failed", e);
@@ -112,7 +109,7 @@ final class PostgresLeases implements Leases {
       ps.setLong(4, lease.fencingToken());
       try (ResultSet rs = ps.executeQuery()) {
         if (!rs.next()) {
-          throw leaseLost(connection, lease, RecordState.IN_PROGRESS);
+          throw leaseRefused(connection, lease, StateMachine.Transition.RENEW);
         }
         return new LeaseToken(
             lease.scope(),
@@ -126,25 +123,15 @@ final class PostgresLeases implements Leases {
     }
   }
 
-  private LeaseLostException leaseLost(Connection connection, LeaseToken lease, RecordState target)
+  /** Why a lease owner's write changed no row; {@link StateMachine#leaseRefused} explains. */
+  private InboxException leaseRefused(
+      Connection connection, LeaseToken lease, StateMachine.Transition transition)
       throws SQLException {
-    Optional<InboxRecord> found = PostgresAdmin.find(connection, sql, lease.scope(), lease.key());
-    if (found.isPresent() && found.get().fencingToken() == lease.fencingToken()) {
-      // Still this owner's token, so nobody took over: the record already left IN_PROGRESS.
-      throw new IllegalStateTransitionException(
-          lease.scope(), lease.key(), found.get().state(), target);
-    }
-    String description =
-        found
-            .map(
-                r ->
-                    "now "
-                        + r.state()
-                        + " with fencing token "
-                        + r.fencingToken()
-                        + ", owner "
-                        + r.leaseOwner())
-            .orElse("the record no longer exists");
-    return new LeaseLostException(lease.scope(), lease.key(), lease.fencingToken(), description);
+    return StateMachine.leaseRefused(
+        transition,
+        lease.scope(),
+        lease.key(),
+        lease.fencingToken(),
+        PostgresAdmin.find(connection, sql, lease.scope(), lease.key()));
   }
 }

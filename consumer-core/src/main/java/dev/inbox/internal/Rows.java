@@ -28,6 +28,21 @@ final class Rows {
     return value == null ? null : value.toInstant();
   }
 
+  /** The state of the current row, or {@link StateMachine#NO_RECORD} where it found none. */
+  static RecordState state(ResultSet rs) throws SQLException {
+    String state = rs.getString("state");
+    return state == null ? StateMachine.NO_RECORD : RecordState.valueOf(state);
+  }
+
+  /**
+   * Whether the current row's lease runs on ({@link StateMachine#LEASE_LIVE} as {@code
+   * lease_live}), or null for a row without a lease.
+   */
+  static Boolean leaseLive(ResultSet rs) throws SQLException {
+    boolean live = rs.getBoolean("lease_live");
+    return rs.wasNull() ? null : live;
+  }
+
   static void setResult(Connection connection, PreparedStatement ps, int index, StoredResult result)
       throws SQLException {
     if (result == null) {
@@ -76,7 +91,7 @@ final class Rows {
         rs.getString("scope"),
         rs.getString("key"),
         rs.getBytes("fingerprint"),
-        RecordState.valueOf(rs.getString("state")),
+        state(rs),
         rs.getInt("attempts"),
         rs.getString("lease_owner"),
         rs.getLong("fencing_token"),

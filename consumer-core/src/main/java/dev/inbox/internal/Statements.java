@@ -1,10 +1,29 @@
 package dev.inbox.internal;
 
+import static dev.inbox.internal.StateMachine.Transition.CLAIM;
+import static dev.inbox.internal.StateMachine.Transition.COMPLETE;
+import static dev.inbox.internal.StateMachine.Transition.COMPLETE_IN_THIS_TRANSACTION;
+import static dev.inbox.internal.StateMachine.Transition.COMPLETE_RESERVATION;
+import static dev.inbox.internal.StateMachine.Transition.COUNT_FAILURE;
+import static dev.inbox.internal.StateMachine.Transition.COUNT_FAILURE_AGAIN;
+import static dev.inbox.internal.StateMachine.Transition.COUNT_FAILURE_OF_EXPIRED_LEASE;
+import static dev.inbox.internal.StateMachine.Transition.FAIL;
+import static dev.inbox.internal.StateMachine.Transition.PURGE;
+import static dev.inbox.internal.StateMachine.Transition.PURGE_COMMITTED_WITHOUT_COMPLETE;
+import static dev.inbox.internal.StateMachine.Transition.RELEASE;
+import static dev.inbox.internal.StateMachine.Transition.RELEASE_EXPIRED_LEASE;
+import static dev.inbox.internal.StateMachine.Transition.RENEW;
+import static dev.inbox.internal.StateMachine.Transition.RETRY;
+import static dev.inbox.internal.StateMachine.Transition.STORE_RESULT;
+import static dev.inbox.internal.StateMachine.Transition.TAKE_OVER;
+
 import dev.inbox.InboxSettings;
 
 /**
  * Every SQL statement of the inbox, built once per table. The table's name is validated and quoted;
- * every value is a bind parameter.
+ * every value is a bind parameter. Every write takes its guard from the {@link StateMachine}'s
+ * transitions, over the key's row as {@code r}; each write's Javadoc names the transitions it
+ * makes.
  *
  * <p>Every time written or compared is the database's: {@code now()}, the start of the statement's
  * transaction, and durations are bound as intervals. Nodes whose clocks disagree then agree on who
@@ -18,13 +37,11 @@ final class Statements {
           + " result_status, result_headers, result_body, result_body_sha256, last_error,"
           + " created_at, updated_at, completed_at";
 
-  /** Whether a row's lease runs on, by the database's clock: null for a row without one. */
-  private static final String LEASE_LIVE = "locked_until >= now() AS lease_live";
-
+  /** The columns a claim classifies a key's row {@code r} by. */
   private static final String SEEN_COLUMNS =
       "key, state, attempts, fingerprint, fencing_token, locked_until, "
-          + LEASE_LIVE
-          + ", result_status, result_headers, result_body, result_body_sha256";
+          + StateMachine.LEASE_LIVE
+          + " AS lease_live, result_status, result_headers, result_body, result_body_sha256";
 
   /**
    * The values of a new row after its key and fingerprint: state, attempts, lease owner, fencing
@@ -57,7 +74,8 @@ final class Statements {
    * without {@code complete()}, so the key counts as completed. Each takeover counts as an attempt,
    * so that a message that kills its worker every time gives up like one that fails. Rows sorted by
    * key, so that two batches lock in the same order and cannot deadlock. Returns only the keys this
-   * statement now owns.
+   * statement now owns. Transitions: {@code CLAIM}, {@code RETRY} and {@code TAKE_OVER}, or their
+   * {@code _COMPLETED} forms; maxAttempts is bound once for each of the last two.
    */
   final String claim;
 
@@ -68,7 +86,7 @@ final class Statements {
    * retry, an expired lease) goes on to {@link #claim}. Returns the inserted row with {@code
    * inserted} true, or the row that was there with {@code inserted} false. The read is an equality
    * on the whole primary key, so even a generic plan cached while the table was empty uses the
-   * index.
+   * index. Transition: {@code CLAIM} or {@code CLAIM_COMPLETED}.
    */
   final String insertOrRead;
 
@@ -90,6 +108,7 @@ final class Statements {
    */
   final String selectClaimState;
 
+  /** A lease's or the claiming transaction's completion, by fencing token: {@code COMPLETE}. */
   final String complete;
 
   /**
@@ -98,7 +117,8 @@ final class Statements {
    * uncommitted row nobody else can see in either state). For the latter, only the result and
    * {@code updated_at} change, and no indexed column or partial-index predicate does, so that the
    * update can be HOT: no new index entries. The {@code xmin} test keeps a stale claim from
-   * overwriting a row that an earlier transaction completed.
+   * overwriting a row that an earlier transaction completed. Transitions: {@code COMPLETE} and
+   * {@code COMPLETE_IN_THIS_TRANSACTION}.
    */
   final String completeInTransaction;
 
@@ -110,7 +130,10 @@ final class Statements {
    */
   final String completeAndCommit;
 
-  /** Adds the result to a row the optimistic claim already wrote as COMPLETED; a HOT update. */
+  /**
+   * Adds the result to a row the optimistic claim already wrote as COMPLETED; a HOT update.
+   * Transition: {@code STORE_RESULT}.
+   */
   final String storeResult;
 
   /**
@@ -137,7 +160,7 @@ final class Statements {
    * The record of a reserved key, inserted whole and COMPLETED with its result. A row that another
    * claimant committed meanwhile makes it fail with a unique violation. Parameters: scope, key,
    * fingerprint and the result (four). Its created_at is the transaction's start, which is when the
-   * key was reserved.
+   * key was reserved. Transition: {@code COMPLETE_RESERVATION}.
    */
   final String insertCompleted;
 
@@ -150,18 +173,39 @@ final class Statements {
   /** Names the table in the reservations' advisory lock names; see {@link #reservationLockName}. */
   private final String lockNamespace;
 
+  /** {@link #complete} of many keys claimed in this transaction, without results. */
   final String completeMany;
+
+  /** A handler's failure in the claiming transaction: {@code FAIL}. */
   final String failInTransaction;
+
+  /**
+   * A failed attempt counted after its claim rolled back: {@code COUNT_FAILURE}, {@code
+   * COUNT_FAILURE_AGAIN} or {@code COUNT_FAILURE_OF_EXPIRED_LEASE}.
+   */
   final String recordFailure;
+
+  /** A lease's owner gave up, by fencing token: {@code FAIL}. */
   final String failLease;
+
+  /** A lease extended by its owner, by fencing token: {@code RENEW}. */
   final String renewLease;
+
+  /** An operator's release: {@code RELEASE} or {@code RELEASE_EXPIRED_LEASE}. */
   final String release;
+
   final String find;
+
+  /**
+   * Deletes a batch of completed records past the retention: {@code PURGE}. The rows locked are
+   * tested again when deleted.
+   */
   final String purge;
 
   /**
    * {@link #purge} for the rows of caller's transactions that committed a claim without {@code
    * complete()}: IN_PROGRESS without a lease, which count as completed when they were last written.
+   * Transition: {@code PURGE_COMMITTED_WITHOUT_COMPLETE}.
    */
   final String purgeCommittedWithoutComplete;
 
@@ -178,7 +222,7 @@ final class Statements {
         + SEEN_COLUMNS
         + " FROM "
         + table
-        + " WHERE scope = ? AND key = ?),"
+        + " AS r WHERE scope = ? AND key = ?),"
         + " inserted AS (INSERT INTO "
         + table
         + NEW_ROW_COLUMNS
@@ -206,7 +250,7 @@ final class Statements {
         + SEEN_COLUMNS
         + " FROM "
         + table
-        + " WHERE scope = ? AND key = q.k LIMIT 1) s),"
+        + " AS r WHERE scope = ? AND key = q.k LIMIT 1) s),"
         + " inserted AS (INSERT INTO "
         + table
         + NEW_ROW_COLUMNS
@@ -230,47 +274,59 @@ final class Statements {
             + " SELECT ?, u.k, u.f, "
             + NEW_ROW_VALUES
             + " FROM unnest(?::text[], ?::bytea[]) AS u(k, f) ORDER BY u.k"
-            + " ON CONFLICT (scope, key) DO UPDATE SET state = EXCLUDED.state,"
+            + " ON CONFLICT "
+            + CLAIM.guard()
+            + " DO UPDATE SET state = EXCLUDED.state,"
             + " completed_at = EXCLUDED.completed_at,"
             + " attempts = r.attempts + 1, fencing_token = r.fencing_token + 1,"
             + " lease_owner = EXCLUDED.lease_owner, locked_until = EXCLUDED.locked_until,"
             + " fingerprint = COALESCE(r.fingerprint, EXCLUDED.fingerprint),"
             + " updated_at = EXCLUDED.updated_at,"
-            + " last_error = CASE WHEN r.state = 'IN_PROGRESS' THEN '"
+            + " last_error = CASE WHEN "
+            + TAKE_OVER.stateGuard()
+            + " THEN '"
             + TAKEOVER_NOTE
             + "' || COALESCE(r.lease_owner, 'a claim without lease') || ' held it until '"
             + " || COALESCE(r.locked_until::text, 'its commit') ELSE r.last_error END"
             + " WHERE NOT "
             + fingerprintMismatch("r.fingerprint", "EXCLUDED.fingerprint")
-            + " AND r.attempts < ? AND (r.state = 'FAILED'"
-            + " OR (r.state = 'IN_PROGRESS' AND r.locked_until < now()))"
+            + " AND "
+            + StateMachine.anyOf(RETRY, TAKE_OVER)
             + " RETURNING r.key, r.attempts, r.fencing_token, r.locked_until,"
             + " (r.attempts > 1 AND r.last_error LIKE '"
             + TAKEOVER_NOTE
             + "%') AS taken_over";
-    insertOrRead = insertOrRead(table, " ON CONFLICT (scope, key) DO NOTHING");
+    insertOrRead = insertOrRead(table, " ON CONFLICT " + CLAIM.guard() + " DO NOTHING");
     insertUnlessSeen = insertOrRead(table, "");
     insertUnlessSeenMany = insertUnlessSeenMany(table);
     selectClaimState =
-        "SELECT " + SEEN_COLUMNS + " FROM " + table + " WHERE scope = ? AND key = ANY(?::text[])";
+        "SELECT "
+            + SEEN_COLUMNS
+            + " FROM "
+            + table
+            + " AS r WHERE scope = ? AND key = ANY(?::text[])";
     complete =
         "UPDATE "
             + table
-            + " SET state = 'COMPLETED', result_status = ?, result_headers = ?, result_body = ?,"
+            + " AS r SET state = "
+            + COMPLETE.toLiteral()
+            + ", result_status = ?, result_headers = ?, result_body = ?,"
             + " result_body_sha256 = ?, completed_at = now(), updated_at = now(), lease_owner = NULL,"
-            + " locked_until = NULL WHERE scope = ? AND key = ? AND fencing_token = ? AND state = '"
-            + Transitions.COMPLETE.from()
-            + "'";
+            + " locked_until = NULL WHERE scope = ? AND key = ? AND fencing_token = ? AND "
+            + COMPLETE.guard();
     completeInTransaction =
         "UPDATE "
             + table
-            + " SET state = 'COMPLETED', result_status = ?, result_headers = ?, result_body = ?,"
+            + " AS r SET state = "
+            + COMPLETE.toLiteral()
+            + ", result_status = ?, result_headers = ?, result_body = ?,"
             + " result_body_sha256 = ?,"
-            + " completed_at = CASE WHEN state = 'COMPLETED' THEN completed_at ELSE now() END,"
+            + " completed_at = CASE WHEN "
+            + COMPLETE.stateGuard()
+            + " THEN now() ELSE completed_at END,"
             + " updated_at = now(), lease_owner = NULL, locked_until = NULL"
-            + " WHERE scope = ? AND key = ? AND fencing_token = ? AND (state = '"
-            + Transitions.COMPLETE.from()
-            + "' OR (state = 'COMPLETED' AND xmin = pg_current_xact_id()::xid))";
+            + " WHERE scope = ? AND key = ? AND fencing_token = ? AND "
+            + StateMachine.anyOf(COMPLETE, COMPLETE_IN_THIS_TRANSACTION);
     completeAndCommit =
         "WITH completed AS ("
             + completeInTransaction
@@ -280,81 +336,91 @@ final class Statements {
     storeResult =
         "UPDATE "
             + table
-            + " SET result_status = ?, result_headers = ?, result_body = ?, result_body_sha256 = ?"
-            + " WHERE scope = ? AND key = ? AND state = 'COMPLETED'";
+            + " AS r SET result_status = ?, result_headers = ?, result_body = ?,"
+            + " result_body_sha256 = ? WHERE scope = ? AND key = ? AND "
+            + STORE_RESULT.guard();
     completeMany =
         "UPDATE "
             + table
-            + " SET state = 'COMPLETED', completed_at = now(), updated_at = now(), lease_owner = NULL,"
-            + " locked_until = NULL WHERE scope = ? AND key = ANY(?::text[]) AND state = '"
-            + Transitions.COMPLETE.from()
-            + "'";
+            + " AS r SET state = "
+            + COMPLETE.toLiteral()
+            + ", completed_at = now(), updated_at = now(), lease_owner = NULL,"
+            + " locked_until = NULL WHERE scope = ? AND key = ANY(?::text[]) AND "
+            + COMPLETE.guard();
     failInTransaction =
         "UPDATE "
             + table
-            + " SET state = 'FAILED', last_error = ?, updated_at = now(), lease_owner = NULL,"
-            + " locked_until = NULL WHERE scope = ? AND key = ? AND state = '"
-            + Transitions.FAIL.from()
-            + "'";
+            + " AS r SET state = "
+            + FAIL.toLiteral()
+            + ", last_error = ?, updated_at = now(), lease_owner = NULL,"
+            + " locked_until = NULL WHERE scope = ? AND key = ? AND "
+            + FAIL.guard();
     recordFailure =
         "INSERT INTO "
             + table
             + " AS r (scope, key, fingerprint, state, attempts, last_error, created_at, updated_at)"
-            + " VALUES (?, ?, ?, 'FAILED', ?, ?, now(), now())"
-            + " ON CONFLICT (scope, key) DO UPDATE SET state = 'FAILED', attempts = r.attempts + 1,"
+            + " VALUES (?, ?, ?, "
+            + COUNT_FAILURE.toLiteral()
+            + ", ?, ?, now(), now()) ON CONFLICT "
+            + COUNT_FAILURE.guard()
+            + " DO UPDATE SET state = "
+            + COUNT_FAILURE_AGAIN.toLiteral()
+            + ", attempts = r.attempts + 1,"
             + " fingerprint = COALESCE(r.fingerprint, EXCLUDED.fingerprint),"
             + " last_error = EXCLUDED.last_error, updated_at = now(),"
-            + " lease_owner = NULL, locked_until = NULL"
-            + " WHERE r.state = 'FAILED'"
-            + " OR (r.state = 'IN_PROGRESS' AND r.locked_until < now())";
+            + " lease_owner = NULL, locked_until = NULL WHERE "
+            + StateMachine.anyOf(COUNT_FAILURE_AGAIN, COUNT_FAILURE_OF_EXPIRED_LEASE);
     failLease =
         "UPDATE "
             + table
-            + " SET state = 'FAILED', last_error = ?, updated_at = now(), lease_owner = NULL,"
-            + " locked_until = NULL WHERE scope = ? AND key = ? AND fencing_token = ? AND state = '"
-            + Transitions.FAIL.from()
-            + "'";
+            + " AS r SET state = "
+            + FAIL.toLiteral()
+            + ", last_error = ?, updated_at = now(), lease_owner = NULL,"
+            + " locked_until = NULL WHERE scope = ? AND key = ? AND fencing_token = ? AND "
+            + FAIL.guard();
     renewLease =
         "UPDATE "
             + table
-            + " SET locked_until = now() + ?::interval, updated_at = now() WHERE scope = ?"
-            + " AND key = ? AND fencing_token = ? AND state = 'IN_PROGRESS' RETURNING locked_until";
+            + " AS r SET locked_until = now() + ?::interval, updated_at = now() WHERE scope = ?"
+            + " AND key = ? AND fencing_token = ? AND "
+            + RENEW.guard()
+            + " RETURNING locked_until";
     release =
         "UPDATE "
             + table
-            + " SET state = '"
-            + Transitions.RELEASE.to()
-            + "', attempts = 0, lease_owner = NULL, locked_until = NULL, updated_at = now()"
-            + " WHERE scope = ? AND key = ? AND (state = '"
-            + Transitions.RELEASE.from()
-            + "' OR state = '"
-            + Transitions.RELEASE_EXPIRED_LEASE.from()
-            + "' AND locked_until < now())";
+            + " AS r SET state = "
+            + RELEASE.toLiteral()
+            + ", attempts = 0, lease_owner = NULL, locked_until = NULL, updated_at = now()"
+            + " WHERE scope = ? AND key = ? AND "
+            + StateMachine.anyOf(RELEASE, RELEASE_EXPIRED_LEASE);
     find = "SELECT " + COLUMNS + " FROM " + table + " WHERE scope = ? AND key = ?";
     purge =
         "DELETE FROM "
             + table
-            + " WHERE ctid = ANY(ARRAY(SELECT ctid FROM "
+            + " AS r WHERE ctid = ANY(ARRAY(SELECT ctid FROM "
             + table
-            + " WHERE state = 'COMPLETED' AND completed_at < now() - ?::interval"
-            + " ORDER BY completed_at LIMIT ?"
-            + " FOR UPDATE SKIP LOCKED)) AND state = 'COMPLETED'";
+            + " AS r WHERE "
+            + PURGE.guard()
+            + " ORDER BY completed_at LIMIT ? FOR UPDATE SKIP LOCKED)) AND "
+            + PURGE.stateGuard();
     purgeCommittedWithoutComplete =
         "DELETE FROM "
             + table
-            + " WHERE ctid = ANY(ARRAY(SELECT ctid FROM "
+            + " AS r WHERE ctid = ANY(ARRAY(SELECT ctid FROM "
             + table
-            + " WHERE state = 'IN_PROGRESS' AND locked_until IS NULL"
-            + " AND updated_at < now() - ?::interval"
-            + " ORDER BY created_at LIMIT ? FOR UPDATE SKIP LOCKED))"
-            + " AND state = 'IN_PROGRESS' AND locked_until IS NULL";
+            + " AS r WHERE "
+            + PURGE_COMMITTED_WITHOUT_COMPLETE.guard()
+            + " ORDER BY created_at LIMIT ? FOR UPDATE SKIP LOCKED)) AND "
+            + PURGE_COMMITTED_WITHOUT_COMPLETE.stateGuard();
     oldestInProgress =
         "SELECT min(created_at) AS oldest, now() AS db_now FROM "
             + table
             + " WHERE state = 'IN_PROGRESS' AND locked_until IS NOT NULL";
     String readReserved =
         "SELECT now() AS db_now, r.state, r.attempts, r.fingerprint,"
-            + " r.fencing_token, r.locked_until, r.locked_until >= now() AS lease_live,"
+            + " r.fencing_token, r.locked_until, "
+            + StateMachine.LEASE_LIVE
+            + " AS lease_live,"
             + " r.result_status, r.result_headers, r.result_body,"
             + " r.result_body_sha256 FROM (VALUES (1)) AS v LEFT JOIN "
             + table
@@ -371,7 +437,9 @@ final class Statements {
             + table
             + " (scope, key, fingerprint, state, attempts, fencing_token, result_status,"
             + " result_headers, result_body, result_body_sha256, created_at, updated_at,"
-            + " completed_at) VALUES (?, ?, ?, 'COMPLETED', 1, 1, ?, ?, ?, ?, now(), now(), now())";
+            + " completed_at) VALUES (?, ?, ?, "
+            + COMPLETE_RESERVATION.toLiteral()
+            + ", 1, 1, ?, ?, ?, ?, now(), now(), now())";
     insertCompletedAndCommit = insertCompleted + "; COMMIT";
   }
 

@@ -1,5 +1,10 @@
 /**
  * The PostgreSQL implementation of the inbox. Nothing here is API: it may change in any release.
  * Its classes are public only because Java cannot share package-private types across packages.
+ *
+ * <p>The state machine of a key's record is one file, {@code StateMachine}: the states, every
+ * transition the SQL makes with its guard, the give-up rule, and what a claim answers for a row.
+ * The table's migration ({@code V1__create_inbox_table.sql}) cannot point there itself: Flyway
+ * checksums its text, comments included, so its comment still names {@code dev.inbox.Inbox}.
  */
 package dev.inbox.internal;

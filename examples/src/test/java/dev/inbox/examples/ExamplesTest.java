@@ -102,7 +102,8 @@ class ExamplesTest {
                 .start();
         try {
           long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-          while (inbox.admin().find("tenant-1", payment.paymentId()).isEmpty() || consumerLag(topic) > 0) {
+          while (inbox.admin().find("tenant-1", payment.paymentId()).isEmpty()
+              || consumerLag(topic) > 0) {
             assertThat(System.nanoTime()).as("the consumer's commit").isLessThan(deadline);
             Thread.sleep(100);
           }

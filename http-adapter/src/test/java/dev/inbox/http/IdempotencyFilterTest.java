@@ -1,16 +1,15 @@
 package dev.inbox.http;
 
-import dev.inbox.ItemStatus;
-import dev.inbox.BatchFailurePolicy;
-import dev.inbox.BatchItem;
-import dev.inbox.BatchResult;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.zaxxer.hikari.HikariDataSource;
-import dev.inbox.Execution;
+import dev.inbox.BatchFailurePolicy;
+import dev.inbox.BatchItem;
+import dev.inbox.BatchResult;
 import dev.inbox.Inbox;
 import dev.inbox.InboxRecord;
 import dev.inbox.InboxSettings;
+import dev.inbox.ItemStatus;
 import dev.inbox.RecordState;
 import dev.inbox.testing.ChildJvm;
 import dev.inbox.testing.TestDataSources;
@@ -216,7 +215,8 @@ class IdempotencyFilterTest extends FilterTestBase {
     assertThat(failed.statusCode()).isEqualTo(500);
     assertThat(replayed(failed)).isFalse();
     assertThat(effects.count()).as("the handler's write was rolled back").isZero();
-    assertThat(inbox.admin().find("tenant-a", "e1").map(InboxRecord::state)).contains(RecordState.FAILED);
+    assertThat(inbox.admin().find("tenant-a", "e1").map(InboxRecord::state))
+        .contains(RecordState.FAILED);
 
     HttpResponse<String> retry = post("/payments", "key-a", "e1", "7");
     assertThat(retry.statusCode()).isEqualTo(201);
@@ -247,7 +247,8 @@ class IdempotencyFilterTest extends FilterTestBase {
     HttpResponse<String> moved = post("/payments?redirect=307", "key-a", "tr1", "7");
     assertThat(moved.statusCode()).isEqualTo(307);
     assertThat(effects.count()).as("the write was rolled back").isZero();
-    assertThat(inbox.admin().find("tenant-a", "tr1").map(InboxRecord::state)).contains(RecordState.FAILED);
+    assertThat(inbox.admin().find("tenant-a", "tr1").map(InboxRecord::state))
+        .contains(RecordState.FAILED);
   }
 
   @Test
@@ -260,7 +261,8 @@ class IdempotencyFilterTest extends FilterTestBase {
         "the key released, not completed with the response the chain returned with",
         () ->
             inbox
-                .admin().find("tenant-a", "as1")
+                .admin()
+                .find("tenant-a", "as1")
                 .map(InboxRecord::state)
                 .equals(Optional.of(RecordState.FAILED)));
 
@@ -376,7 +378,8 @@ class IdempotencyFilterTest extends FilterTestBase {
     assertThat(retry.body()).isEmpty();
     assertThat(server.runs).hasValue(1);
     assertThat(effects.count()).isEqualTo(1);
-    assertThat(inbox.admin().find("tenant-a", "big1").orElseThrow().result().bodyStored()).isFalse();
+    assertThat(inbox.admin().find("tenant-a", "big1").orElseThrow().result().bodyStored())
+        .isFalse();
   }
 
   @Test
@@ -526,7 +529,8 @@ class IdempotencyFilterTest extends FilterTestBase {
                   .header("X-Fail", "500")
                   .build());
       assertThat(failed.statusCode()).isEqualTo(500);
-      assertThat(inbox.admin().find("tenant-a", "l2").map(InboxRecord::state)).contains(RecordState.FAILED);
+      assertThat(inbox.admin().find("tenant-a", "l2").map(InboxRecord::state))
+          .contains(RecordState.FAILED);
       HttpResponse<String> again =
           send(request(uri, "key-a", "8").header("Idempotency-Key", "l2").build());
       assertThat(again.statusCode()).isEqualTo(201);

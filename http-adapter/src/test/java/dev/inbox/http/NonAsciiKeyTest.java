@@ -59,8 +59,12 @@ class NonAsciiKeyTest extends FilterTestBase {
     }
     assertThat(server.runs).as("handler runs").hasValue(0);
     assertThat(effects.count()).as("effect rows").isZero();
-    assertThat(inbox.admin().find("tenant-a", "xch-Ã©-1")).as("the key as Latin-1 decoded it").isEmpty();
-    assertThat(inbox.admin().find("tenant-a", "xch-é-1")).as("the key as UTF-8 decodes it").isEmpty();
+    assertThat(inbox.admin().find("tenant-a", "xch-Ã©-1"))
+        .as("the key as Latin-1 decoded it")
+        .isEmpty();
+    assertThat(inbox.admin().find("tenant-a", "xch-é-1"))
+        .as("the key as UTF-8 decodes it")
+        .isEmpty();
   }
 
   @Test

@@ -1,9 +1,9 @@
 package dev.inbox.kafka;
 
-import dev.inbox.BatchFailurePolicy;
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.inbox.BatchFailurePolicy;
 import dev.inbox.BatchItem;
 import dev.inbox.Fingerprints;
 import dev.inbox.Inbox;
@@ -46,7 +46,8 @@ class RepeatedKeyInOnePollTest extends KafkaTestSupport {
                     group,
                     List.of(
                         new BatchItem<>(
-                            "pay-1", Fingerprints.ofMessage("100".getBytes(UTF_8)), "100")), BatchFailurePolicy.CONTINUE,
+                            "pay-1", Fingerprints.ofMessage("100".getBytes(UTF_8)), "100")),
+                    BatchFailurePolicy.CONTINUE,
                     (item, tx) -> {
                       throw new IllegalStateException("gateway timeout");
                     })

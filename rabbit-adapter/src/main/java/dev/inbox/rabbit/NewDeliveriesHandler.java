@@ -14,8 +14,8 @@ import java.util.List;
  * so that only the failing delivery is requeued (or dead-lettered, once it has used up {@code
  * maxAttempts}) and the others take effect. It must therefore be correct for any subset of the new
  * deliveries, and have no effects outside the transaction. Deliveries without a key, when processed
- * without deduplication, also come one at a time. See {@link dev.inbox.BatchHandler#setBased}, which it
- * is built on.
+ * without deduplication, also come one at a time. See {@link dev.inbox.BatchHandler#setBased},
+ * which it is built on.
  */
 @FunctionalInterface
 public interface NewDeliveriesHandler {

@@ -1,11 +1,11 @@
 package dev.inbox.rabbit;
 
-import dev.inbox.BatchFailurePolicy;
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.GetResponse;
+import dev.inbox.BatchFailurePolicy;
 import dev.inbox.BatchItem;
 import dev.inbox.Fingerprints;
 import dev.inbox.Inbox;
@@ -31,7 +31,8 @@ class RepeatedKeyInOneBatchTest extends RabbitTestSupport {
                 .executeBatch(
                     queue.queue(),
                     List.of(
-                        new BatchItem<>("pay-1", Fingerprints.ofMessage("100".getBytes(UTF_8)), 0)), BatchFailurePolicy.CONTINUE,
+                        new BatchItem<>("pay-1", Fingerprints.ofMessage("100".getBytes(UTF_8)), 0)),
+                    BatchFailurePolicy.CONTINUE,
                     (item, tx) -> {
                       throw new IllegalStateException("gateway timeout");
                     })
