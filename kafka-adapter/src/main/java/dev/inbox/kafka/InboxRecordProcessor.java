@@ -8,6 +8,9 @@ import dev.inbox.Inbox;
 import dev.inbox.InboxKeys;
 import dev.inbox.ItemResult;
 import dev.inbox.ItemStatus;
+import dev.inbox.kafka.spi.KafkaConsumerListener;
+import dev.inbox.spi.Listeners;
+import dev.inbox.spi.MessageOutcome;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -61,7 +64,7 @@ public final class InboxRecordProcessor<K, V> {
   private final NewRecordsHandler<K, V> newRecordsHandler;
   private final DeadLetterSink<K, V> deadLetters;
   private final Backoff backoff;
-  private final RecordMetrics metrics;
+  private final KafkaConsumerListener listener;
 
   InboxRecordProcessor(
       Inbox inbox,
@@ -72,7 +75,7 @@ public final class InboxRecordProcessor<K, V> {
       NewRecordsHandler<K, V> newRecordsHandler,
       DeadLetterSink<K, V> deadLetters,
       Backoff backoff,
-      RecordMetrics metrics) {
+      KafkaConsumerListener listener) {
     this.inbox = Objects.requireNonNull(inbox, "inbox");
     this.scope = InboxKeys.validateScope(scope);
     this.keys = Objects.requireNonNull(keys, "keys");
@@ -85,7 +88,7 @@ public final class InboxRecordProcessor<K, V> {
     this.newRecordsHandler = newRecordsHandler;
     this.deadLetters = Objects.requireNonNull(deadLetters, "deadLetters");
     this.backoff = Objects.requireNonNull(backoff, "backoff");
-    this.metrics = Objects.requireNonNull(metrics, "metrics");
+    this.listener = Listeners.nonThrowing(KafkaConsumerListener.class, listener);
   }
 
   /**
@@ -105,7 +108,7 @@ public final class InboxRecordProcessor<K, V> {
         null,
         deadLetters,
         Backoff.DEFAULT,
-        RecordMetrics.NONE);
+        KafkaConsumerListener.NOOP);
   }
 
   /**
@@ -126,7 +129,7 @@ public final class InboxRecordProcessor<K, V> {
         Objects.requireNonNull(handler, "handler"),
         deadLetters,
         Backoff.DEFAULT,
-        RecordMetrics.NONE);
+        KafkaConsumerListener.NOOP);
   }
 
   /** The same processor with another key extractor. */
@@ -140,7 +143,7 @@ public final class InboxRecordProcessor<K, V> {
         newRecordsHandler,
         deadLetters,
         backoff,
-        metrics);
+        listener);
   }
 
   /**
@@ -159,7 +162,7 @@ public final class InboxRecordProcessor<K, V> {
         newRecordsHandler,
         deadLetters,
         backoff,
-        metrics);
+        listener);
   }
 
   /**
@@ -168,7 +171,25 @@ public final class InboxRecordProcessor<K, V> {
    */
   public InboxRecordProcessor<K, V> withoutPayloadFingerprint() {
     return new InboxRecordProcessor<>(
-        inbox, scope, keys, null, handler, newRecordsHandler, deadLetters, backoff, metrics);
+        inbox, scope, keys, null, handler, newRecordsHandler, deadLetters, backoff, listener);
+  }
+
+  /**
+   * The same processor reporting each record's outcome to this listener, for metrics, such as
+   * {@code new MicrometerKafkaConsumerListener(registry)}. An exception it throws is logged and
+   * ignored.
+   */
+  public InboxRecordProcessor<K, V> withListener(KafkaConsumerListener listener) {
+    return new InboxRecordProcessor<>(
+        inbox,
+        scope,
+        keys,
+        fingerprints,
+        handler,
+        newRecordsHandler,
+        deadLetters,
+        backoff,
+        Objects.requireNonNull(listener, "listener must not be null"));
   }
 
   /**
@@ -338,13 +359,25 @@ public final class InboxRecordProcessor<K, V> {
       }
       nextOffset = record.offset() + 1;
     }
-    String topic = partition.topic();
-    metrics.records(topic, "new", counted[0]);
-    metrics.records(topic, "duplicate", counted[1]);
-    metrics.records(topic, "failed", counted[2]);
-    metrics.records(topic, "dead_lettered", counted[3]);
+    report(partition.topic(), counted);
     OffsetAndMetadata commit = nextOffset < 0 ? null : new OffsetAndMetadata(nextOffset);
     return new PartitionResult(partition, commit, retryOffset, retryAfter);
+  }
+
+  /** The outcome that each slot of {@link #settle}'s counts stands for. */
+  private static final MessageOutcome[] COUNTED = {
+    MessageOutcome.NEW,
+    MessageOutcome.DUPLICATE,
+    MessageOutcome.FAILED,
+    MessageOutcome.DEAD_LETTERED
+  };
+
+  private void report(String topic, int[] counted) {
+    for (int i = 0; i < COUNTED.length; i++) {
+      if (counted[i] > 0) {
+        listener.records(topic, COUNTED[i], counted[i]);
+      }
+    }
   }
 
   /** The dead letter for a record that can never take effect, or null. */
