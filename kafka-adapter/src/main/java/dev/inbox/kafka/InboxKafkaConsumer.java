@@ -127,9 +127,9 @@ public final class InboxKafkaConsumer<K, V> implements AutoCloseable {
     this.topicPattern = builder.topicPattern;
     this.typed = new TypedRecords<>(builder.keyDeserializer, builder.valueDeserializer);
     this.listener = Listeners.nonThrowing(KafkaConsumerListener.class, builder.listener);
-    if (builder.meterRegistry != null) {
+    if (builder.clientMetricsRegistry != null) {
       this.clientMetrics = new KafkaClientMetrics(consumer);
-      clientMetrics.bindTo(builder.meterRegistry);
+      clientMetrics.bindTo(builder.clientMetricsRegistry);
     } else {
       this.clientMetrics = null;
     }
@@ -533,7 +533,9 @@ public final class InboxKafkaConsumer<K, V> implements AutoCloseable {
     private Duration pollTimeout = Duration.ofMillis(500);
     private Duration closeTimeout = Duration.ofSeconds(30);
     private KafkaConsumerListener listener = KafkaConsumerListener.NOOP;
-    private MeterRegistry meterRegistry;
+
+    /** Where Kafka's own client metrics go, or null. */
+    private MeterRegistry clientMetricsRegistry;
 
     private Builder(Deserializer<K> keyDeserializer, Deserializer<V> valueDeserializer) {
       this.keyDeserializer = Objects.requireNonNull(keyDeserializer, "keyDeserializer");
@@ -682,7 +684,8 @@ public final class InboxKafkaConsumer<K, V> implements AutoCloseable {
      * {@link #listener}.
      */
     public Builder<K, V> meterRegistry(MeterRegistry registry) {
-      this.meterRegistry = Objects.requireNonNull(registry, "meterRegistry must not be null");
+      this.clientMetricsRegistry =
+          Objects.requireNonNull(registry, "meterRegistry must not be null");
       return listener(new MicrometerKafkaConsumerListener(registry));
     }
 
