@@ -1,6 +1,7 @@
 package dev.inbox;
 
 import dev.inbox.spi.InboxListener;
+import dev.inbox.spi.Listeners;
 import java.lang.management.ManagementFactory;
 import java.time.Clock;
 import java.time.Duration;
@@ -62,7 +63,7 @@ public final class InboxSettings {
     this.purgeBatchSize = b.purgeBatchSize;
     this.janitorInterval = b.janitorInterval;
     this.clock = b.clock;
-    this.listener = NonThrowingListener.wrap(b.listener);
+    this.listener = Listeners.nonThrowing(InboxListener.class, b.listener);
     this.ownerId = b.ownerId;
   }
 

@@ -1,6 +1,10 @@
 package dev.inbox.kafka;
 
 import dev.inbox.Inbox;
+import dev.inbox.kafka.micrometer.MicrometerKafkaConsumerListener;
+import dev.inbox.kafka.spi.KafkaConsumerListener;
+import dev.inbox.spi.Listeners;
+import dev.inbox.spi.MessageOutcome;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.kafka.KafkaClientMetrics;
 import java.time.Duration;
@@ -93,7 +97,7 @@ public final class InboxKafkaConsumer<K, V> implements AutoCloseable {
   private final Pattern topicPattern;
   private final InboxRecordProcessor<byte[], byte[]> processor;
   private final TypedRecords<K, V> typed;
-  private final RecordMetrics metrics;
+  private final KafkaConsumerListener listener;
   private final KafkaClientMetrics clientMetrics;
   private final Duration pollTimeout;
   private final Backoff databaseBackoff;
@@ -122,13 +126,10 @@ public final class InboxKafkaConsumer<K, V> implements AutoCloseable {
     this.topics = builder.topics;
     this.topicPattern = builder.topicPattern;
     this.typed = new TypedRecords<>(builder.keyDeserializer, builder.valueDeserializer);
-    this.metrics =
-        builder.meterRegistry == null
-            ? RecordMetrics.NONE
-            : new MicrometerRecordMetrics(builder.meterRegistry);
-    if (builder.meterRegistry != null) {
+    this.listener = Listeners.nonThrowing(KafkaConsumerListener.class, builder.listener);
+    if (builder.clientMetricsRegistry != null) {
       this.clientMetrics = new KafkaClientMetrics(consumer);
-      clientMetrics.bindTo(builder.meterRegistry);
+      clientMetrics.bindTo(builder.clientMetricsRegistry);
     } else {
       this.clientMetrics = null;
     }
@@ -160,7 +161,7 @@ public final class InboxKafkaConsumer<K, V> implements AutoCloseable {
                 : (raws, tx) -> newRecordsHandler.handle(typed.of(raws), tx),
             deadLetters,
             builder.retryBackoff,
-            metrics);
+            listener);
     this.pollTimeout = builder.pollTimeout;
     this.databaseBackoff = new Backoff(Duration.ofMillis(200), Duration.ofSeconds(5));
     this.closeTimeout = builder.closeTimeout;
@@ -328,7 +329,7 @@ public final class InboxKafkaConsumer<K, V> implements AutoCloseable {
         databaseFailed = true;
         Duration pause = databaseBackoff.after(databaseFailures + 1);
         log.error("{}; reading it again in {} ms", e.getMessage(), pause.toMillis(), e);
-        metrics.records(partition.topic(), "dead_letter_failed", 1);
+        listener.records(partition.topic(), MessageOutcome.DEAD_LETTER_FAILED, 1);
         retryLater(partition, partitionRecords.get(0).offset(), pause);
       } catch (Exception e) {
         // The partition's transaction rolled back: read the same records again after a pause;
@@ -341,7 +342,7 @@ public final class InboxKafkaConsumer<K, V> implements AutoCloseable {
     }
     databaseFailures = databaseFailed ? databaseFailures + 1 : 0;
     commit(offsets);
-    metrics.batch(Duration.ofNanos(System.nanoTime() - start));
+    listener.batch(Duration.ofNanos(System.nanoTime() - start));
   }
 
   private void retryLater(TopicPartition partition, long offset, Duration delay) {
@@ -531,7 +532,10 @@ public final class InboxKafkaConsumer<K, V> implements AutoCloseable {
     private Backoff retryBackoff = Backoff.DEFAULT;
     private Duration pollTimeout = Duration.ofMillis(500);
     private Duration closeTimeout = Duration.ofSeconds(30);
-    private MeterRegistry meterRegistry;
+    private KafkaConsumerListener listener = KafkaConsumerListener.NOOP;
+
+    /** Where Kafka's own client metrics go, or null. */
+    private MeterRegistry clientMetricsRegistry;
 
     private Builder(Deserializer<K> keyDeserializer, Deserializer<V> valueDeserializer) {
       this.keyDeserializer = Objects.requireNonNull(keyDeserializer, "keyDeserializer");
@@ -665,10 +669,24 @@ public final class InboxKafkaConsumer<K, V> implements AutoCloseable {
       return this;
     }
 
-    /** Publishes the adapter's meters and Kafka's client metrics. */
-    public Builder<K, V> meterRegistry(MeterRegistry registry) {
-      this.meterRegistry = Objects.requireNonNull(registry, "registry");
+    /**
+     * Receives each record's outcome and each poll's latency, for metrics. Defaults to a no-op. An
+     * exception it throws is logged and ignored: it never stops the loop.
+     */
+    public Builder<K, V> listener(KafkaConsumerListener listener) {
+      this.listener = Objects.requireNonNull(listener, "listener must not be null");
       return this;
+    }
+
+    /**
+     * Publishes the adapter's meters ({@code inbox.kafka.*}, see {@link
+     * MicrometerKafkaConsumerListener}) and Kafka's client metrics to this registry. Replaces any
+     * {@link #listener}.
+     */
+    public Builder<K, V> meterRegistry(MeterRegistry registry) {
+      this.clientMetricsRegistry =
+          Objects.requireNonNull(registry, "meterRegistry must not be null");
+      return listener(new MicrometerKafkaConsumerListener(registry));
     }
 
     public InboxKafkaConsumer<K, V> build() {

@@ -9,6 +9,9 @@ import dev.inbox.Inbox;
 import dev.inbox.InboxKeys;
 import dev.inbox.ItemResult;
 import dev.inbox.ItemStatus;
+import dev.inbox.kafka.spi.KafkaConsumerListener;
+import dev.inbox.spi.Listeners;
+import dev.inbox.spi.MessageOutcome;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -62,7 +65,7 @@ public final class InboxRecordProcessor<K, V> {
   private final NewRecordsHandler<K, V> newRecordsHandler;
   private final DeadLetterSink<K, V> deadLetters;
   private final Backoff backoff;
-  private final RecordMetrics metrics;
+  private final KafkaConsumerListener listener;
 
   InboxRecordProcessor(
       Inbox inbox,
@@ -73,7 +76,7 @@ public final class InboxRecordProcessor<K, V> {
       NewRecordsHandler<K, V> newRecordsHandler,
       DeadLetterSink<K, V> deadLetters,
       Backoff backoff,
-      RecordMetrics metrics) {
+      KafkaConsumerListener listener) {
     this.inbox = Objects.requireNonNull(inbox, "inbox");
     this.scope = InboxKeys.validateScope(scope);
     this.keys = Objects.requireNonNull(keys, "keys");
@@ -86,7 +89,7 @@ public final class InboxRecordProcessor<K, V> {
     this.newRecordsHandler = newRecordsHandler;
     this.deadLetters = Objects.requireNonNull(deadLetters, "deadLetters");
     this.backoff = Objects.requireNonNull(backoff, "backoff");
-    this.metrics = Objects.requireNonNull(metrics, "metrics");
+    this.listener = Listeners.nonThrowing(KafkaConsumerListener.class, listener);
   }
 
   /**
@@ -106,7 +109,7 @@ public final class InboxRecordProcessor<K, V> {
         null,
         deadLetters,
         Backoff.DEFAULT,
-        RecordMetrics.NONE);
+        KafkaConsumerListener.NOOP);
   }
 
   /**
@@ -127,7 +130,7 @@ public final class InboxRecordProcessor<K, V> {
         Objects.requireNonNull(handler, "handler"),
         deadLetters,
         Backoff.DEFAULT,
-        RecordMetrics.NONE);
+        KafkaConsumerListener.NOOP);
   }
 
   /** The same processor with another key extractor. */
@@ -141,7 +144,7 @@ public final class InboxRecordProcessor<K, V> {
         newRecordsHandler,
         deadLetters,
         backoff,
-        metrics);
+        listener);
   }
 
   /**
@@ -160,7 +163,7 @@ public final class InboxRecordProcessor<K, V> {
         newRecordsHandler,
         deadLetters,
         backoff,
-        metrics);
+        listener);
   }
 
   /**
@@ -169,7 +172,25 @@ public final class InboxRecordProcessor<K, V> {
    */
   public InboxRecordProcessor<K, V> withoutPayloadFingerprint() {
     return new InboxRecordProcessor<>(
-        inbox, scope, keys, null, handler, newRecordsHandler, deadLetters, backoff, metrics);
+        inbox, scope, keys, null, handler, newRecordsHandler, deadLetters, backoff, listener);
+  }
+
+  /**
+   * The same processor reporting each record's outcome to this listener, for metrics, such as
+   * {@code new MicrometerKafkaConsumerListener(registry)}. An exception it throws is logged and
+   * ignored.
+   */
+  public InboxRecordProcessor<K, V> withListener(KafkaConsumerListener listener) {
+    return new InboxRecordProcessor<>(
+        inbox,
+        scope,
+        keys,
+        fingerprints,
+        handler,
+        newRecordsHandler,
+        deadLetters,
+        backoff,
+        Objects.requireNonNull(listener, "listener must not be null"));
   }
 
   /**
@@ -340,13 +361,25 @@ public final class InboxRecordProcessor<K, V> {
       }
       nextOffset = record.offset() + 1;
     }
-    String topic = partition.topic();
-    metrics.records(topic, "new", counted[0]);
-    metrics.records(topic, "duplicate", counted[1]);
-    metrics.records(topic, "failed", counted[2]);
-    metrics.records(topic, "dead_lettered", counted[3]);
+    report(partition.topic(), counted);
     OffsetAndMetadata commit = nextOffset < 0 ? null : new OffsetAndMetadata(nextOffset);
     return new PartitionResult(partition, commit, retryOffset, retryAfter);
+  }
+
+  /** The outcome that each slot of {@link #settle}'s counts stands for. */
+  private static final MessageOutcome[] COUNTED = {
+    MessageOutcome.NEW,
+    MessageOutcome.DUPLICATE,
+    MessageOutcome.FAILED,
+    MessageOutcome.DEAD_LETTERED
+  };
+
+  private void report(String topic, int[] counted) {
+    for (int i = 0; i < COUNTED.length; i++) {
+      if (counted[i] > 0) {
+        listener.records(topic, COUNTED[i], counted[i]);
+      }
+    }
   }
 
   /** The dead letter for a record that can never take effect, or null. */

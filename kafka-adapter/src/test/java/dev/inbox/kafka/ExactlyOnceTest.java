@@ -3,6 +3,7 @@ package dev.inbox.kafka;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.inbox.Inbox;
+import dev.inbox.kafka.micrometer.MicrometerKafkaConsumerListener;
 import dev.inbox.testing.PaymentStream;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
@@ -62,14 +63,16 @@ class ExactlyOnceTest extends KafkaTestSupport {
     PaymentStream stream = new PaymentStream("o", 800, 200, 3);
     PaymentSender.send(stream, kafka.bootstrapServers(), topic);
     Inbox inbox = inbox(settings().build());
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
     InboxRecordProcessor<String, String> processor =
-        InboxRecordProcessor.create(
-            inbox,
-            group,
-            (record, tx) -> effects.apply(tx, record.key(), Long.parseLong(record.value())),
-            deadLetter -> {
-              throw new AssertionError("nothing should be dead-lettered: " + deadLetter);
-            });
+        InboxRecordProcessor.<String, String>create(
+                inbox,
+                group,
+                (record, tx) -> effects.apply(tx, record.key(), Long.parseLong(record.value())),
+                deadLetter -> {
+                  throw new AssertionError("nothing should be dead-lettered: " + deadLetter);
+                })
+            .withListener(new MicrometerKafkaConsumerListener(registry));
     java.util.Map<String, Object> properties = new java.util.HashMap<>(consumerProperties(group));
     properties.put("enable.auto.commit", "false");
     try (var consumer =
@@ -94,6 +97,10 @@ class ExactlyOnceTest extends KafkaTestSupport {
       assertThat(polledRecords).isEqualTo(2L * stream.messages().size());
     }
     assertExactlyOnce(stream);
+    assertThat(counter(registry, topic, "new")).isEqualTo(800);
+    assertThat(counter(registry, topic, "duplicate"))
+        .as("200 re-sent, then 1 000 read again")
+        .isEqualTo(1_200);
   }
 
   private static double counter(SimpleMeterRegistry registry, String topic, String outcome) {

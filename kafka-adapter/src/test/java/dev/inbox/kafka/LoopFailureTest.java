@@ -3,13 +3,18 @@ package dev.inbox.kafka;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.inbox.Inbox;
+import dev.inbox.kafka.spi.KafkaConsumerListener;
+import dev.inbox.spi.MessageOutcome;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.kafka.clients.consumer.Consumer;
@@ -59,6 +64,62 @@ class LoopFailureTest extends KafkaTestSupport {
         .containsEntry(KafkaDeadLetterPublisher.ATTEMPTS, "3")
         .containsEntry(
             KafkaDeadLetterPublisher.EXCEPTION_CLASS, StackOverflowError.class.getName());
+    assertThat(consumer.isRunning()).isTrue();
+    assertThat(consumer.failure()).isEmpty();
+  }
+
+  /**
+   * The listener is called while a partition is settled and after each poll: an exception there
+   * must neither fail the partition (which would read it again, forever) nor stop the loop.
+   */
+  @Test
+  void aListenerThatThrowsOnEveryCallStopsNothingAndEachRecordTakesEffectOnce() throws Exception {
+    String topic = kafka.newTopic("listener-throws", 1);
+    String group = newGroup();
+    ProducerRecord<String, String> blankKey = new ProducerRecord<>(topic, "blank", "5");
+    blankKey.headers().add("idempotency-key", " ".getBytes(StandardCharsets.UTF_8));
+    sendAll(
+        List.of(
+            withKey(topic, "pay-1", "1"),
+            withKey(topic, "pay-2", "2"),
+            withKey(topic, "pay-1", "1"),
+            blankKey));
+    Set<String> called = ConcurrentHashMap.newKeySet();
+    KafkaConsumerListener broken =
+        new KafkaConsumerListener() {
+          @Override
+          public void records(String topic, MessageOutcome outcome, int count) {
+            called.add(outcome.name());
+            throw new IllegalArgumentException("a registry refused the meter");
+          }
+
+          @Override
+          public void batch(Duration latency) {
+            called.add("batch");
+            throw new IllegalArgumentException("a registry refused the meter");
+          }
+        };
+    InboxKafkaConsumer<String, String> consumer =
+        consumer(inbox(settings().build()), topic, group)
+            .listener(broken)
+            .handler(
+                (record, tx) -> effects.apply(tx, record.key(), Long.parseLong(record.value())))
+            .build()
+            .start();
+    closeables.add(consumer);
+    awaitFullyCommitted(group, topic, Duration.ofSeconds(60));
+
+    assertThat(effects.count()).as("effects").isEqualTo(2);
+    assertThat(effects.sum()).as("sum").isEqualTo(3);
+    assertThat(readDeadLetters(topic + ".DLT", 1).get("blank"))
+        .containsEntry(KafkaDeadLetterPublisher.REASON, "invalid_key");
+    await(
+        "the listener to be called for the poll",
+        Duration.ofSeconds(10),
+        () -> called.contains("batch"));
+    assertThat(called)
+        .as("listener calls, each of which threw")
+        .contains("NEW", "DUPLICATE", "DEAD_LETTERED");
     assertThat(consumer.isRunning()).isTrue();
     assertThat(consumer.failure()).isEmpty();
   }

@@ -12,6 +12,10 @@ import dev.inbox.Fingerprints;
 import dev.inbox.Inbox;
 import dev.inbox.InboxKeys;
 import dev.inbox.ItemResult;
+import dev.inbox.rabbit.micrometer.MicrometerRabbitConsumerListener;
+import dev.inbox.rabbit.spi.RabbitConsumerListener;
+import dev.inbox.spi.Listeners;
+import dev.inbox.spi.MessageOutcome;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.io.IOException;
 import java.time.Duration;
@@ -129,7 +133,7 @@ public final class InboxRabbitConsumer implements AutoCloseable {
   private final Consumer<String> onCancel;
   private final Consumer<Throwable> onFailure;
   private final boolean fingerprintPayloads;
-  private final DeliveryMetrics metrics;
+  private final RabbitConsumerListener listener;
   private final AtomicReference<Throwable> failure = new AtomicReference<>();
 
   private final BlockingQueue<Delivery> buffer = new LinkedBlockingQueue<>();
@@ -175,7 +179,7 @@ public final class InboxRabbitConsumer implements AutoCloseable {
     this.onCancel = builder.onCancel;
     this.onFailure = builder.onFailure;
     this.fingerprintPayloads = builder.fingerprintPayloads;
-    this.metrics = new DeliveryMetrics(builder.meterRegistry, queue);
+    this.listener = Listeners.nonThrowing(RabbitConsumerListener.class, builder.listener);
   }
 
   public static Builder builder() {
@@ -350,7 +354,7 @@ public final class InboxRabbitConsumer implements AutoCloseable {
       return;
     }
     settle(batch, actions, reasons, details, failures, attempts);
-    metrics.batch(Duration.ofNanos(System.nanoTime() - start));
+    listener.batch(queue, Duration.ofNanos(System.nanoTime() - start));
   }
 
   /** Claims the items, whose payloads are their deliveries' indexes in the batch. */
@@ -410,14 +414,14 @@ public final class InboxRabbitConsumer implements AutoCloseable {
     switch (item.status()) {
       case COMPLETED -> {
         actions[i] = Action.ACK;
-        metrics.count("new", 1);
+        listener.deliveries(queue, MessageOutcome.NEW, 1);
       }
       case DUPLICATE -> {
         actions[i] = Action.ACK;
-        metrics.count("duplicate", 1);
+        listener.deliveries(queue, MessageOutcome.DUPLICATE, 1);
       }
       case FAILED -> {
-        metrics.count("failed", 1);
+        listener.deliveries(queue, MessageOutcome.FAILED, 1);
         if (attempts[i] >= maxAttempts) {
           actions[i] = Action.DEAD_LETTER;
           reasons[i] = REASON_GAVE_UP;
@@ -573,7 +577,7 @@ public final class InboxRabbitConsumer implements AutoCloseable {
       deadLetterFailures++;
       Duration backoff = deadLetterBackoff(deadLetterFailures);
       heldUntil.put(tag, System.nanoTime() + backoff.toNanos());
-      metrics.count("dead_letter_failed", 1);
+      listener.deliveries(queue, MessageOutcome.DEAD_LETTER_FAILED, 1);
       log.error(
           "the dead letter of a delivery of '{}' (messageId '{}', {}) could not be published to"
               + " '{}'; the delivery goes back to the queue in {} ms",
@@ -591,7 +595,7 @@ public final class InboxRabbitConsumer implements AutoCloseable {
   }
 
   private void deadLettered(Delivery delivery, String reason, String detail) {
-    metrics.count("dead_lettered", 1);
+    listener.deliveries(queue, MessageOutcome.DEAD_LETTERED, 1);
     log.warn(
         "dead-lettered a delivery of '{}' (messageId '{}', {}): {}",
         queue,
@@ -750,7 +754,7 @@ public final class InboxRabbitConsumer implements AutoCloseable {
     private Consumer<String> onCancel = queue -> {};
     private Consumer<Throwable> onFailure = failure -> {};
     private boolean fingerprintPayloads = true;
-    private MeterRegistry meterRegistry;
+    private RabbitConsumerListener listener = RabbitConsumerListener.NOOP;
 
     private Builder() {}
 
@@ -879,9 +883,22 @@ public final class InboxRabbitConsumer implements AutoCloseable {
       return this;
     }
 
-    public Builder meterRegistry(MeterRegistry registry) {
-      this.meterRegistry = Objects.requireNonNull(registry, "registry");
+    /**
+     * Receives each delivery's outcome and each batch's latency, for metrics. Defaults to a no-op.
+     * An exception it throws is logged and ignored: it never stops the consumer.
+     */
+    public Builder listener(RabbitConsumerListener listener) {
+      this.listener = Objects.requireNonNull(listener, "listener must not be null");
       return this;
+    }
+
+    /**
+     * Publishes the consumer's meters ({@code inbox.rabbit.*}, see {@link
+     * MicrometerRabbitConsumerListener}) to this registry. Replaces any {@link #listener}.
+     */
+    public Builder meterRegistry(MeterRegistry registry) {
+      Objects.requireNonNull(registry, "meterRegistry must not be null");
+      return listener(new MicrometerRabbitConsumerListener(registry));
     }
 
     public InboxRabbitConsumer build() {

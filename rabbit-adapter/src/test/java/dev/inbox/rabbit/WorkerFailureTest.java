@@ -4,11 +4,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.GetResponse;
+import dev.inbox.rabbit.spi.RabbitConsumerListener;
+import dev.inbox.spi.MessageOutcome;
 import java.nio.charset.StandardCharsets;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
@@ -50,6 +54,50 @@ class WorkerFailureTest extends RabbitTestSupport {
     assertThat(consumer.isRunning()).isTrue();
     assertThat(consumer.failure()).isEmpty();
     assertExactlyOnceAndDrained(20, 20);
+  }
+
+  /**
+   * The listener is called while a batch is decided and settled: an exception there must neither
+   * requeue the batch (which would bring it back, forever) nor stop the worker.
+   */
+  @Test
+  void aListenerThatThrowsOnEveryCallStopsNothingAndEachDeliveryTakesEffectOnce() throws Exception {
+    Set<String> called = ConcurrentHashMap.newKeySet();
+    RabbitConsumerListener broken =
+        new RabbitConsumerListener() {
+          @Override
+          public void deliveries(String queue, MessageOutcome outcome, int count) {
+            called.add(outcome.name());
+            throw new IllegalArgumentException("a registry refused the meter");
+          }
+
+          @Override
+          public void batch(String queue, Duration latency) {
+            called.add("batch");
+            throw new IllegalArgumentException("a registry refused the meter");
+          }
+        };
+    InboxRabbitConsumer consumer =
+        started(consumer(inbox(settings().build()), connection).listener(broken));
+    try (Channel channel = connection.createChannel()) {
+      publish(channel, "pay-1", "1");
+      publish(channel, "pay-2", "2");
+      publish(channel, "pay-1", "1");
+      channel.basicPublish("", queue.queue(), null, "7".getBytes(StandardCharsets.UTF_8));
+    }
+
+    await(
+        "2 effects, 1 dead letter and every outcome reported",
+        Duration.ofSeconds(60),
+        () ->
+            effects.count() == 2
+                && readyMessages(queue.deadLetterQueue()) == 1
+                && called.containsAll(Set.of("NEW", "DUPLICATE", "DEAD_LETTERED", "batch")));
+    assertThat(reason(takeDeadLetters(1).get("7")))
+        .isEqualTo(InboxRabbitConsumer.REASON_INVALID_KEY);
+    assertThat(consumer.isRunning()).isTrue();
+    assertThat(consumer.failure()).isEmpty();
+    assertExactlyOnceAndDrained(2, 3);
   }
 
   @Test
