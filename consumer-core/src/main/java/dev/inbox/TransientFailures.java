@@ -8,6 +8,9 @@ import java.util.function.Predicate;
  * serialization failure, a lock wait past {@code lockTimeout} or a lost connection only means that
  * the transaction must run again; an adapter rolls it back and does not count it as a failed
  * attempt, so that a valid message never reaches {@code GAVE_UP} through them.
+ *
+ * <p>A {@link NonRetryableException} is never transient, whatever it wraps: the handler that threw
+ * it has said that running it again cannot help, so the walk down the causes stops there.
  */
 public final class TransientFailures {
   private TransientFailures() {}
@@ -51,9 +54,12 @@ public final class TransientFailures {
     return state.equals("40001") || state.equals("40P01");
   }
 
-  /** Walks the cause chain for an {@link SQLException} whose SQLState passes the test. */
+  /**
+   * Walks the cause chain, up to a {@link NonRetryableException}, for an {@link SQLException} whose
+   * SQLState passes the test.
+   */
   private static boolean anyCauseHasState(Throwable t, Predicate<String> test) {
-    for (Throwable c = t; c != null; c = c.getCause()) {
+    for (Throwable c = t; c != null && !(c instanceof NonRetryableException); c = c.getCause()) {
       if (c instanceof SQLException sql
           && sql.getSQLState() != null
           && test.test(sql.getSQLState())) {

@@ -59,6 +59,7 @@ class PlainDataSourceTest {
           inbox.executeBatch(
               "plain",
               List.of(BatchItem.of("b-1", "x"), BatchItem.of("b-2", "x"), BatchItem.of("b-3", "x")),
+              BatchFailurePolicy.CONTINUE,
               (item, tx) -> effect(tx, item.key()));
 
       assertThat(result.items())
@@ -112,7 +113,8 @@ class PlainDataSourceTest {
                       }))
           .isInstanceOf(HandlerFailedException.class);
       assertThat(effects("a-1")).isZero();
-      assertThat(inbox.find("plain", "a-1").orElseThrow().state()).isEqualTo(RecordState.FAILED);
+      assertThat(inbox.admin().find("plain", "a-1").orElseThrow().state())
+          .isEqualTo(RecordState.FAILED);
     }
   }
 

@@ -1,9 +1,9 @@
 package dev.inbox.examples;
 
 import dev.inbox.Inbox;
+import dev.inbox.NonRetryableException;
 import dev.inbox.kafka.InboxKafkaConsumer;
 import dev.inbox.kafka.KeyExtractor;
-import dev.inbox.kafka.NonRetryableException;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import org.apache.kafka.clients.consumer.ConsumerRecord;

@@ -6,10 +6,10 @@ import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.GetResponse;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.inbox.DeadLetterHeaders;
 import dev.inbox.Inbox;
 import dev.inbox.InboxSettings;
 import dev.inbox.kafka.InboxKafkaConsumer;
-import dev.inbox.kafka.KafkaDeadLetterPublisher;
 import dev.inbox.rabbit.InboxRabbitConsumer;
 import dev.inbox.rabbit.RabbitTopology;
 import dev.inbox.testing.TestDataSources;
@@ -250,8 +250,8 @@ class ConsumersMoneyTest {
         for (ConsumerRecord<String, byte[]> record : reader.poll(Duration.ofMillis(200))) {
           StringBuilder line = new StringBuilder();
           for (Header header : record.headers()) {
-            if (header.key().equals(KafkaDeadLetterPublisher.REASON)
-                || header.key().equals(KafkaDeadLetterPublisher.EXCEPTION_MESSAGE)) {
+            if (header.key().equals(DeadLetterHeaders.REASON)
+                || header.key().equals(DeadLetterHeaders.EXCEPTION_MESSAGE)) {
               line.append(new String(header.value(), StandardCharsets.UTF_8)).append(' ');
             }
           }
@@ -268,9 +268,9 @@ class ConsumersMoneyTest {
     while ((got = channel.basicGet(queue, true)) != null) {
       Map<String, Object> headers = got.getProps().getHeaders();
       letters.add(
-          headers.get(InboxRabbitConsumer.REASON_HEADER)
+          headers.get(DeadLetterHeaders.REASON)
               + " "
-              + headers.get(InboxRabbitConsumer.EXCEPTION_HEADER));
+              + headers.get(DeadLetterHeaders.EXCEPTION_MESSAGE));
     }
     return letters;
   }

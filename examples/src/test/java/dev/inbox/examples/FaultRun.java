@@ -6,9 +6,9 @@ import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.GetResponse;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.inbox.DeadLetterHeaders;
 import dev.inbox.InboxDataSources;
 import dev.inbox.InboxSettings;
-import dev.inbox.kafka.KafkaDeadLetterPublisher;
 import dev.inbox.testing.TestRabbit;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -357,7 +357,7 @@ final class FaultRun {
       while (assigned.stream().anyMatch(tp -> reader.position(tp) < end.get(tp))
           && System.nanoTime() < deadline) {
         for (ConsumerRecord<String, byte[]> record : reader.poll(Duration.ofMillis(200))) {
-          var key = record.headers().lastHeader(KafkaDeadLetterPublisher.KEY);
+          var key = record.headers().lastHeader(DeadLetterHeaders.KEY);
           keys.add(
               key == null ? "(no key header)" : new String(key.value(), StandardCharsets.UTF_8));
         }

@@ -17,16 +17,18 @@ public final class DeadLetterNotPublishedException extends InboxException {
   DeadLetterNotPublishedException(DeadLetter<?, ?> deadLetter, String scope, Throwable cause) {
     super(
         scope,
-        deadLetter.key(),
+        deadLetter.disposition().key(),
         "the dead letter of "
             + deadLetter.record().topic()
             + "-"
             + deadLetter.record().partition()
             + "@"
             + deadLetter.record().offset()
-            + (deadLetter.key() == null ? "" : " (key '" + deadLetter.key() + "')")
+            + (deadLetter.disposition().key() == null
+                ? ""
+                : " (key '" + deadLetter.disposition().key() + "')")
             + ", reason "
-            + deadLetter.reason().code()
+            + deadLetter.disposition().reason().code()
             + ", could not be published ("
             + cause
             + "); the record is not committed",

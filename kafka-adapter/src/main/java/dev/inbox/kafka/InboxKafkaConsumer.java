@@ -56,17 +56,25 @@ import org.slf4j.LoggerFactory;
  * <p>A failing record is retried with backoff by seeking and pausing its partition only, so that
  * the loop keeps polling within {@code max.poll.interval.ms}. After the inbox's {@code
  * maxAttempts}, and at once for records that cannot be deserialized (whatever the deserializer
- * throws, an {@link Error} included) or have no valid key, the record goes to the dead-letter topic
- * (see {@link KafkaDeadLetterPublisher}). A dead letter that cannot be published leaves its record
- * uncommitted: it is logged at ERROR, counted ({@code outcome=dead_letter_failed}) and tried again
- * after a pause, so a partition never moves past a record that was neither handled nor
- * dead-lettered.
+ * throws, an {@link Error} included), have no valid key, or whose handler threw {@link
+ * dev.inbox.NonRetryableException}, the record goes to the dead-letter topic (see {@link
+ * KafkaDeadLetterPublisher}); {@link dev.inbox.Disposition} decides which. A dead letter that
+ * cannot be published leaves its record uncommitted: it is logged at ERROR, counted ({@code
+ * outcome=dead_letter_failed}) and tried again after a pause, so a partition never moves past a
+ * record that was neither handled nor dead-lettered.
  *
  * <p>Each record's raw value is fingerprinted ({@link dev.inbox.Fingerprints#ofMessage}; a null
  * value, a tombstone, has a fingerprint of its own, unlike an empty value's), so that a key re-sent
- * with a different value is dead-lettered as {@link DeadLetterReason#MISMATCH} instead of committed
- * as a duplicate ({@link Builder#fingerprintPayloads} turns this off). A handler that throws an
- * {@link Error} fails the attempt like any exception.
+ * with a different value is dead-lettered as {@link dev.inbox.DeadLetterReason#MISMATCH} instead of
+ * committed as a duplicate ({@link Builder#fingerprintPayloads} turns this off). A handler that
+ * throws an {@link Error} fails the attempt like any exception.
+ *
+ * <p>One thread owns the {@code KafkaConsumer}, as in reactor-kafka's {@code ConsumerEventLoop}:
+ * the loop's thread ({@link #start()}'s {@code inbox-kafka}, or the caller of {@link #run()}) makes
+ * every call on it, polls, commits, seeks, pauses, resumes and the close (made by {@link
+ * #close()}'s caller only for a loop that never ran), and keeps the retry state unshared. Another
+ * thread only calls {@code wakeup()}, the client's one thread-safe method, from {@link #close()}.
+ * The dead-letter producer, which is thread-safe, is also used from the loop's thread only.
  *
  * <p>Should the loop meet anything it cannot handle (an unexpected exception from {@code poll}, an
  * {@link Error} from a key extractor), it stops visibly: it closes the consumer, which leaves the
@@ -632,8 +640,9 @@ public final class InboxKafkaConsumer<K, V> implements AutoCloseable {
 
     /**
      * Whether to fingerprint each record's raw value, so that a key re-sent with a different value
-     * is dead-lettered as {@link DeadLetterReason#MISMATCH} instead of committed as a duplicate.
-     * Defaults to true; turn it off only when a re-send may legitimately carry different bytes.
+     * is dead-lettered as {@link dev.inbox.DeadLetterReason#MISMATCH} instead of committed as a
+     * duplicate. Defaults to true; turn it off only when a re-send may legitimately carry different
+     * bytes.
      */
     public Builder<K, V> fingerprintPayloads(boolean fingerprintPayloads) {
       this.fingerprintPayloads = fingerprintPayloads;

@@ -4,11 +4,13 @@ import dev.inbox.BatchFailurePolicy;
 import dev.inbox.BatchHandler;
 import dev.inbox.BatchItem;
 import dev.inbox.BatchResult;
+import dev.inbox.Disposition;
 import dev.inbox.Fingerprints;
 import dev.inbox.Inbox;
 import dev.inbox.InboxKeys;
 import dev.inbox.ItemResult;
 import dev.inbox.ItemStatus;
+import dev.inbox.internal.HandlerError;
 import dev.inbox.kafka.spi.KafkaConsumerListener;
 import dev.inbox.spi.Listeners;
 import dev.inbox.spi.MessageOutcome;
@@ -38,10 +40,10 @@ import org.slf4j.LoggerFactory;
  *
  * <p>A record's value, when it is a {@code byte[]}, is fingerprinted ({@link
  * Fingerprints#ofMessage}; a null value, a tombstone, has a fingerprint of its own), so that a key
- * re-sent with a different value is dead-lettered as {@link DeadLetterReason#MISMATCH} instead of
- * committed as a duplicate; for other value types give the record's raw bytes with {@link
- * #withPayloadFingerprint}. A handler that throws an {@link Error} (a {@code StackOverflowError},
- * say) fails the attempt like any exception.
+ * re-sent with a different value is dead-lettered as {@link dev.inbox.DeadLetterReason#MISMATCH}
+ * instead of committed as a duplicate; for other value types give the record's raw bytes with
+ * {@link #withPayloadFingerprint}. A handler that throws an {@link Error} (a {@code
+ * StackOverflowError}, say) fails the attempt like any exception.
  *
  * <pre>{@code
  * ProcessedRecords done = processor.process(consumer.poll(timeout));
@@ -241,28 +243,30 @@ public final class InboxRecordProcessor<K, V> {
       return new PartitionResult(partition, null, -1, Duration.ZERO);
     }
     // Keys first: a record without a usable key is dead-lettered in its place in the order.
-    String[] rejections = new String[records.size()];
-    Throwable[] rejectionCauses = new Throwable[records.size()];
+    Disposition[] rejections = new Disposition[records.size()];
     List<BatchItem<ConsumerRecord<K, V>>> items = new ArrayList<>(records.size());
     for (int i = 0; i < records.size(); i++) {
       ConsumerRecord<K, V> record = records.get(i);
       try {
         String key = keys.keyOf(record);
-        String broken = key == null ? "the key is null" : InboxKeys.brokenRule(key);
-        if (broken != null) {
-          rejections[i] = broken;
+        String broken = key == null ? null : InboxKeys.brokenRule(key);
+        if (key == null) {
+          rejections[i] = Disposition.invalidKey("the key extractor found no key");
+        } else if (broken != null) {
+          rejections[i] = Disposition.invalidKey("invalid idempotency key: " + broken);
         } else {
           byte[] fingerprint = fingerprints == null ? null : fingerprints.apply(record);
           items.add(new BatchItem<>(key, fingerprint, record));
         }
+      } catch (UndeserializableRecordException e) {
+        rejections[i] = Disposition.undeserializable(e.getMessage(), e.getCause());
       } catch (Exception e) {
-        rejections[i] = e.getMessage() == null ? e.getClass().getName() : e.getMessage();
-        rejectionCauses[i] = e;
+        rejections[i] = Disposition.invalidKey(e);
       }
     }
     BatchResult<ConsumerRecord<K, V>> batch =
         items.isEmpty() ? new BatchResult<>(List.of()) : execute(items);
-    return settle(partition, records, rejections, rejectionCauses, batch.items());
+    return settle(partition, records, rejections, batch.items());
   }
 
   private BatchResult<ConsumerRecord<K, V>> execute(List<BatchItem<ConsumerRecord<K, V>>> items) {
@@ -309,8 +313,7 @@ public final class InboxRecordProcessor<K, V> {
   private PartitionResult settle(
       TopicPartition partition,
       List<ConsumerRecord<K, V>> records,
-      String[] rejections,
-      Throwable[] rejectionCauses,
+      Disposition[] rejections,
       List<ItemResult<ConsumerRecord<K, V>>> results)
       throws Exception {
     int[] counted = new int[4]; // new, duplicate, failed, dead_lettered
@@ -320,43 +323,34 @@ public final class InboxRecordProcessor<K, V> {
     int next = 0;
     for (int i = 0; i < records.size(); i++) {
       ConsumerRecord<K, V> record = records.get(i);
-      if (rejections[i] != null) {
-        Throwable cause =
-            rejectionCauses[i] != null
-                ? rejectionCauses[i]
-                : new IllegalArgumentException("invalid idempotency key: " + rejections[i]);
-        DeadLetterReason reason =
-            cause instanceof UndeserializableRecordException
-                ? DeadLetterReason.UNDESERIALIZABLE
-                : DeadLetterReason.INVALID_KEY;
-        deadLetter(new DeadLetter<>(record, reason, null, cause, 0));
-        counted[3]++;
-        nextOffset = record.offset() + 1;
-        continue;
-      }
-      ItemResult<ConsumerRecord<K, V>> result = results.get(next++);
-      DeadLetter<K, V> deadLetter = deadLetterFor(record, result);
-      if (result.status().isSettled()) {
-        counted[result.status() == ItemStatus.COMPLETED ? 0 : 1]++;
-      } else if (deadLetter != null) {
-        deadLetter(deadLetter);
-        counted[3]++;
-      } else {
-        if (result.status() == ItemStatus.FAILED) {
-          counted[2]++;
-          retryAfter = backoff.after(result.attempts());
-          log.warn(
-              "record {}@{} (key {}) failed attempt {}; retrying in {} ms",
-              partition,
-              record.offset(),
-              result.key(),
-              result.attempts(),
-              retryAfter.toMillis(),
-              HandlerError.unwrap(result.failure()));
-        } else if (result.status() == ItemStatus.IN_PROGRESS) {
-          retryAfter = backoff.after(1);
+      ItemResult<ConsumerRecord<K, V>> result = rejections[i] == null ? results.get(next++) : null;
+      Disposition disposition =
+          result == null ? rejections[i] : Disposition.of(result, inbox.settings().maxAttempts());
+      switch (disposition.action()) {
+        case SETTLE -> counted[result.status() == ItemStatus.COMPLETED ? 0 : 1]++;
+        case DEAD_LETTER -> {
+          deadLetter(new DeadLetter<>(record, disposition));
+          counted[3]++;
         }
-        retryOffset = record.offset();
+        case RETRY -> {
+          if (result.status() == ItemStatus.FAILED) {
+            counted[2]++;
+            retryAfter = backoff.after(disposition.attempts());
+            log.warn(
+                "record {}@{} (key {}) failed attempt {}; retrying in {} ms",
+                partition,
+                record.offset(),
+                disposition.key(),
+                disposition.attempts(),
+                retryAfter.toMillis(),
+                disposition.failure());
+          } else if (result.status() == ItemStatus.IN_PROGRESS) {
+            retryAfter = backoff.after(1);
+          }
+          retryOffset = record.offset();
+        }
+      }
+      if (retryOffset >= 0) {
         break;
       }
       nextOffset = record.offset() + 1;
@@ -382,31 +376,6 @@ public final class InboxRecordProcessor<K, V> {
     }
   }
 
-  /** The dead letter for a record that can never take effect, or null. */
-  private DeadLetter<K, V> deadLetterFor(
-      ConsumerRecord<K, V> record, ItemResult<ConsumerRecord<K, V>> result) {
-    Throwable failure = HandlerError.unwrap(result.failure());
-    return switch (result.status()) {
-      case MISMATCH ->
-          new DeadLetter<>(
-              record, DeadLetterReason.MISMATCH, result.key(), null, result.attempts());
-      case GAVE_UP ->
-          new DeadLetter<>(record, DeadLetterReason.GAVE_UP, result.key(), null, result.attempts());
-      case FAILED -> {
-        if (failure instanceof NonRetryableException) {
-          yield new DeadLetter<>(
-              record, DeadLetterReason.NON_RETRYABLE, result.key(), failure, result.attempts());
-        }
-        if (result.attempts() >= inbox.settings().maxAttempts()) {
-          yield new DeadLetter<>(
-              record, DeadLetterReason.GAVE_UP, result.key(), failure, result.attempts());
-        }
-        yield null;
-      }
-      default -> null;
-    };
-  }
-
   private void deadLetter(DeadLetter<K, V> deadLetter) throws Exception {
     ConsumerRecord<K, V> record = deadLetter.record();
     log.warn(
@@ -414,8 +383,8 @@ public final class InboxRecordProcessor<K, V> {
         record.topic(),
         record.partition(),
         record.offset(),
-        deadLetter.reason().code(),
-        deadLetter.description());
+        deadLetter.disposition().reason().code(),
+        deadLetter.disposition().detail());
     try {
       deadLetters.publish(deadLetter);
     } catch (InterruptedException e) {

@@ -1,5 +1,7 @@
 package dev.inbox.kafka;
 
+import dev.inbox.DeadLetterHeaders;
+import dev.inbox.Disposition;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Objects;
@@ -16,22 +18,18 @@ import org.apache.kafka.common.header.internals.RecordHeaders;
  * {@code <topic>.DLT}), and waits for the broker's acknowledgement. Dead letters are delivered at
  * least once: a crash before the offset commit sends one again.
  *
- * <p>Added headers: {@value #ORIGINAL_TOPIC}, {@value #ORIGINAL_PARTITION}, {@value
- * #ORIGINAL_OFFSET}, {@value #KEY}, {@value #REASON}, {@value #EXCEPTION_CLASS}, {@value
- * #EXCEPTION_MESSAGE} and {@value #ATTEMPTS}, all UTF-8 strings. For an undeserializable record the
- * exception class is what the deserializer threw (a {@code SerializationException}, a {@code
- * StackOverflowError}). The reason is a {@link DeadLetterReason#code()}: {@code invalid_key},
- * {@code undeserializable}, {@code mismatch}, {@code gave_up} or {@code non_retryable}.
+ * <p>Added headers, all UTF-8 strings: the {@link DeadLetterHeaders} that the RabbitMQ adapter
+ * writes too ({@value DeadLetterHeaders#REASON}, {@value DeadLetterHeaders#DETAIL}, {@value
+ * DeadLetterHeaders#KEY}, {@value DeadLetterHeaders#ATTEMPTS}, {@value
+ * DeadLetterHeaders#EXCEPTION_CLASS}, {@value DeadLetterHeaders#EXCEPTION_MESSAGE}), and {@value
+ * #ORIGINAL_TOPIC}, {@value #ORIGINAL_PARTITION} and {@value #ORIGINAL_OFFSET}. For an
+ * undeserializable record the exception is what the deserializer threw (a {@code
+ * SerializationException}, a {@code StackOverflowError}).
  */
 public final class KafkaDeadLetterPublisher implements DeadLetterSink<byte[], byte[]> {
-  public static final String ORIGINAL_TOPIC = "inbox-dlt-original-topic";
-  public static final String ORIGINAL_PARTITION = "inbox-dlt-original-partition";
-  public static final String ORIGINAL_OFFSET = "inbox-dlt-original-offset";
-  public static final String KEY = "inbox-dlt-key";
-  public static final String REASON = "inbox-dlt-reason";
-  public static final String EXCEPTION_CLASS = "inbox-dlt-exception-class";
-  public static final String EXCEPTION_MESSAGE = "inbox-dlt-exception-message";
-  public static final String ATTEMPTS = "inbox-dlt-attempts";
+  public static final String ORIGINAL_TOPIC = "x-inbox-original-topic";
+  public static final String ORIGINAL_PARTITION = "x-inbox-original-partition";
+  public static final String ORIGINAL_OFFSET = "x-inbox-original-offset";
 
   private final Producer<byte[], byte[]> producer;
   private final Function<String, String> topicNaming;
@@ -52,37 +50,31 @@ public final class KafkaDeadLetterPublisher implements DeadLetterSink<byte[], by
   @Override
   public void publish(DeadLetter<byte[], byte[]> deadLetter) throws Exception {
     ConsumerRecord<byte[], byte[]> record = deadLetter.record();
+    Disposition disposition = deadLetter.disposition();
     Headers headers = new RecordHeaders(record.headers().toArray());
     add(headers, ORIGINAL_TOPIC, record.topic());
     add(headers, ORIGINAL_PARTITION, Integer.toString(record.partition()));
     add(headers, ORIGINAL_OFFSET, Long.toString(record.offset()));
-    if (deadLetter.key() != null) {
-      add(headers, KEY, deadLetter.key());
+    add(headers, DeadLetterHeaders.KEY, disposition.key());
+    add(headers, DeadLetterHeaders.REASON, disposition.reason().code());
+    add(headers, DeadLetterHeaders.DETAIL, disposition.detail());
+    add(headers, DeadLetterHeaders.ATTEMPTS, Integer.toString(disposition.attempts()));
+    Throwable failure = disposition.failure();
+    if (failure != null) {
+      add(headers, DeadLetterHeaders.EXCEPTION_CLASS, failure.getClass().getName());
+      add(headers, DeadLetterHeaders.EXCEPTION_MESSAGE, failure.getMessage());
     }
-    add(headers, REASON, deadLetter.reason().code());
-    if (deadLetter.failure() != null) {
-      add(headers, EXCEPTION_CLASS, thrown(deadLetter.failure()).getClass().getName());
-    }
-    add(headers, EXCEPTION_MESSAGE, deadLetter.description());
-    add(headers, ATTEMPTS, Integer.toString(deadLetter.attempts()));
     ProducerRecord<byte[], byte[]> letter =
         new ProducerRecord<>(
             topicNaming.apply(record.topic()), null, record.key(), record.value(), headers);
     producer.send(letter).get(timeout.toMillis(), TimeUnit.MILLISECONDS);
   }
 
-  /**
-   * What the user's code threw: for a record that could not be deserialized, the deserializer's
-   * exception or error rather than the adapter's wrapper of it.
-   */
-  private static Throwable thrown(Throwable failure) {
-    return failure instanceof UndeserializableRecordException && failure.getCause() != null
-        ? failure.getCause()
-        : failure;
-  }
-
+  /** Sets the header, replacing one of the same name; a null value leaves it out. */
   private static void add(Headers headers, String name, String value) {
     headers.remove(name);
-    headers.add(name, value.getBytes(StandardCharsets.UTF_8));
+    if (value != null) {
+      headers.add(name, value.getBytes(StandardCharsets.UTF_8));
+    }
   }
 }

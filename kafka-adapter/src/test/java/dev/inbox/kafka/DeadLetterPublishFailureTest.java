@@ -2,6 +2,7 @@ package dev.inbox.kafka;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.inbox.DeadLetterHeaders;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -52,7 +53,7 @@ class DeadLetterPublishFailureTest extends KafkaTestSupport {
     assertThat(effects.sum()).as("sum").isEqualTo(3);
     Map<String, Map<String, String>> letters = readDeadLetters(topic + ".DLT", 1);
     assertThat(letters).hasSize(1);
-    assertThat(letters.get("blank")).containsEntry(KafkaDeadLetterPublisher.REASON, "invalid_key");
+    assertThat(letters.get("blank")).containsEntry(DeadLetterHeaders.REASON, "invalid_key");
   }
 
   private long committed(String group, TopicPartition partition) throws Exception {

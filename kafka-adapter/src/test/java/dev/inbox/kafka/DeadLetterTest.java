@@ -2,6 +2,7 @@ package dev.inbox.kafka;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.inbox.DeadLetterHeaders;
 import dev.inbox.Inbox;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -77,31 +78,26 @@ class DeadLetterTest extends KafkaTestSupport {
     assertThat(letters).hasSize(5);
     Map<String, String> poison = letters.get("poison-1");
     assertThat(poison)
-        .containsEntry(KafkaDeadLetterPublisher.REASON, "gave_up")
+        .containsEntry(DeadLetterHeaders.REASON, "gave_up")
         .containsEntry(KafkaDeadLetterPublisher.ORIGINAL_TOPIC, topic)
         .containsEntry(KafkaDeadLetterPublisher.ORIGINAL_PARTITION, "0")
-        .containsEntry(KafkaDeadLetterPublisher.KEY, "poison-1")
-        .containsEntry(KafkaDeadLetterPublisher.ATTEMPTS, "3")
-        .containsEntry(
-            KafkaDeadLetterPublisher.EXCEPTION_CLASS, IllegalStateException.class.getName())
-        .containsEntry(
-            KafkaDeadLetterPublisher.EXCEPTION_MESSAGE, "cannot apply a negative payment")
+        .containsEntry(DeadLetterHeaders.KEY, "poison-1")
+        .containsEntry(DeadLetterHeaders.ATTEMPTS, "3")
+        .containsEntry(DeadLetterHeaders.EXCEPTION_CLASS, IllegalStateException.class.getName())
+        .containsEntry(DeadLetterHeaders.EXCEPTION_MESSAGE, "cannot apply a negative payment")
+        .containsEntry(DeadLetterHeaders.DETAIL, "the handler failed 3 times")
         .containsKey(KafkaDeadLetterPublisher.ORIGINAL_OFFSET);
     assertThat(letters.get("garbage-1"))
-        .containsEntry(KafkaDeadLetterPublisher.REASON, "undeserializable")
-        .containsEntry(
-            KafkaDeadLetterPublisher.EXCEPTION_CLASS, SerializationException.class.getName())
-        .containsEntry(KafkaDeadLetterPublisher.ATTEMPTS, "0");
-    assertThat(letters.get("garbage-1").get(KafkaDeadLetterPublisher.EXCEPTION_MESSAGE))
+        .containsEntry(DeadLetterHeaders.REASON, "undeserializable")
+        .containsEntry(DeadLetterHeaders.EXCEPTION_CLASS, SerializationException.class.getName())
+        .containsEntry(DeadLetterHeaders.ATTEMPTS, "0");
+    assertThat(letters.get("garbage-1").get(DeadLetterHeaders.DETAIL))
         .contains("cannot deserialize the value");
-    assertThat(letters.get("bad\u0001key").get(KafkaDeadLetterPublisher.REASON))
-        .isEqualTo("invalid_key");
-    assertThat(letters.get("bad\u0001key").get(KafkaDeadLetterPublisher.EXCEPTION_MESSAGE))
-        .contains("control");
-    assertThat(letters.get("k").get(KafkaDeadLetterPublisher.EXCEPTION_MESSAGE))
+    assertThat(letters.get("bad\u0001key").get(DeadLetterHeaders.REASON)).isEqualTo("invalid_key");
+    assertThat(letters.get("bad\u0001key").get(DeadLetterHeaders.DETAIL)).contains("control");
+    assertThat(letters.get("k").get(DeadLetterHeaders.EXCEPTION_MESSAGE))
         .isEqualTo("the 'idempotency-key' header is not valid UTF-8");
-    assertThat(letters.get("x".repeat(256)).get(KafkaDeadLetterPublisher.EXCEPTION_MESSAGE))
-        .contains("255");
+    assertThat(letters.get("x".repeat(256)).get(DeadLetterHeaders.DETAIL)).contains("255");
   }
 
   /**
@@ -140,9 +136,8 @@ class DeadLetterTest extends KafkaTestSupport {
     Map<String, Map<String, String>> letters = readDeadLetters(topic + ".DLT", 1);
     assertThat(letters).hasSize(1);
     assertThat(letters.get("nested"))
-        .containsEntry(KafkaDeadLetterPublisher.REASON, "undeserializable")
-        .containsEntry(
-            KafkaDeadLetterPublisher.EXCEPTION_CLASS, StackOverflowError.class.getName());
+        .containsEntry(DeadLetterHeaders.REASON, "undeserializable")
+        .containsEntry(DeadLetterHeaders.EXCEPTION_CLASS, StackOverflowError.class.getName());
     assertThat(consumer.isRunning()).isTrue();
   }
 

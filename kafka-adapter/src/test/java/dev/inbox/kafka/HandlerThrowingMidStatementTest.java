@@ -2,6 +2,7 @@ package dev.inbox.kafka;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.inbox.DeadLetterHeaders;
 import dev.inbox.testing.HalfSentParameter;
 import java.time.Duration;
 import java.util.List;
@@ -41,8 +42,8 @@ class HandlerThrowingMidStatementTest extends KafkaTestSupport {
     Map<String, Map<String, String>> letters = readDeadLetters(topic + ".DLT", 1);
     assertThat(letters).containsOnlyKeys("blob");
     assertThat(letters.get("blob"))
-        .containsEntry(KafkaDeadLetterPublisher.REASON, "gave_up")
-        .containsEntry(KafkaDeadLetterPublisher.EXCEPTION_CLASS, "java.lang.OutOfMemoryError");
+        .containsEntry(DeadLetterHeaders.REASON, "gave_up")
+        .containsEntry(DeadLetterHeaders.EXCEPTION_CLASS, "java.lang.OutOfMemoryError");
     assertThat(consumer.isRunning()).isTrue();
   }
 }

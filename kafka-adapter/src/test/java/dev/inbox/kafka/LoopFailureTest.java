@@ -2,6 +2,7 @@ package dev.inbox.kafka;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.inbox.DeadLetterHeaders;
 import dev.inbox.Inbox;
 import dev.inbox.kafka.spi.KafkaConsumerListener;
 import dev.inbox.spi.MessageOutcome;
@@ -60,10 +61,9 @@ class LoopFailureTest extends KafkaTestSupport {
     Map<String, Map<String, String>> letters = readDeadLetters(topic + ".DLT", 1);
     assertThat(letters).hasSize(1);
     assertThat(letters.get("overflow-1"))
-        .containsEntry(KafkaDeadLetterPublisher.REASON, "gave_up")
-        .containsEntry(KafkaDeadLetterPublisher.ATTEMPTS, "3")
-        .containsEntry(
-            KafkaDeadLetterPublisher.EXCEPTION_CLASS, StackOverflowError.class.getName());
+        .containsEntry(DeadLetterHeaders.REASON, "gave_up")
+        .containsEntry(DeadLetterHeaders.ATTEMPTS, "3")
+        .containsEntry(DeadLetterHeaders.EXCEPTION_CLASS, StackOverflowError.class.getName());
     assertThat(consumer.isRunning()).isTrue();
     assertThat(consumer.failure()).isEmpty();
   }

@@ -3,7 +3,9 @@ package dev.inbox.kafka;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.inbox.DeadLetterHeaders;
 import dev.inbox.Inbox;
+import dev.inbox.NonRetryableException;
 import dev.inbox.testing.PaymentStream;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
@@ -94,14 +96,13 @@ class NewRecordsHandlerTest extends KafkaTestSupport {
     Map<String, Map<String, String>> letters = readDeadLetters(topic + ".DLT", 2);
     assertThat(letters).hasSize(2);
     assertThat(letters.get("failing-1"))
-        .containsEntry(KafkaDeadLetterPublisher.REASON, "gave_up")
-        .containsEntry(KafkaDeadLetterPublisher.ATTEMPTS, "3")
-        .containsEntry(
-            KafkaDeadLetterPublisher.EXCEPTION_MESSAGE, "cannot apply a negative payment");
+        .containsEntry(DeadLetterHeaders.REASON, "gave_up")
+        .containsEntry(DeadLetterHeaders.ATTEMPTS, "3")
+        .containsEntry(DeadLetterHeaders.EXCEPTION_MESSAGE, "cannot apply a negative payment");
     assertThat(letters.get("rejected-1"))
-        .containsEntry(KafkaDeadLetterPublisher.REASON, "non_retryable")
-        .containsEntry(KafkaDeadLetterPublisher.ATTEMPTS, "1")
-        .containsEntry(KafkaDeadLetterPublisher.EXCEPTION_MESSAGE, "the account is closed");
+        .containsEntry(DeadLetterHeaders.REASON, "non_retryable")
+        .containsEntry(DeadLetterHeaders.ATTEMPTS, "1")
+        .containsEntry(DeadLetterHeaders.EXCEPTION_MESSAGE, "the account is closed");
   }
 
   @Test

@@ -2,6 +2,7 @@ package dev.inbox.kafka;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.inbox.DeadLetterHeaders;
 import dev.inbox.Inbox;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -36,7 +37,7 @@ class PayloadFingerprintTest extends KafkaTestSupport {
     Map<String, Map<String, String>> letters = readDeadLetters(topic + ".DLT", 2);
     assertThat(letters).hasSize(2);
     for (String key : List.of("pay-1", "pay-3")) {
-      assertThat(letters.get(key)).containsEntry(KafkaDeadLetterPublisher.REASON, "mismatch");
+      assertThat(letters.get(key)).containsEntry(DeadLetterHeaders.REASON, "mismatch");
     }
   }
 
@@ -74,7 +75,7 @@ class PayloadFingerprintTest extends KafkaTestSupport {
     Map<String, Map<String, String>> letters = readDeadLetters(topic + ".DLT", 3);
     assertThat(letters).as("dead letters by key").containsOnlyKeys("pay-1", "pay-2", "pay-4");
     for (Map<String, String> letter : letters.values()) {
-      assertThat(letter).containsEntry(KafkaDeadLetterPublisher.REASON, "mismatch");
+      assertThat(letter).containsEntry(DeadLetterHeaders.REASON, "mismatch");
     }
   }
 

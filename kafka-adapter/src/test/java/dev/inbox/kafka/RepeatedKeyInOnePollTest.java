@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.inbox.BatchFailurePolicy;
 import dev.inbox.BatchItem;
+import dev.inbox.DeadLetterHeaders;
 import dev.inbox.Fingerprints;
 import dev.inbox.Inbox;
 import dev.inbox.ItemStatus;
@@ -88,7 +89,7 @@ class RepeatedKeyInOnePollTest extends KafkaTestSupport {
     Map<String, Map<String, String>> letters = readDeadLetters(topic + ".DLT", 1);
     assertThat(letters).containsOnlyKeys("pay-1");
     assertThat(letters.get("pay-1"))
-        .containsEntry(KafkaDeadLetterPublisher.REASON, "mismatch")
+        .containsEntry(DeadLetterHeaders.REASON, "mismatch")
         .containsEntry(KafkaDeadLetterPublisher.ORIGINAL_OFFSET, Long.toString(badOffset));
   }
 }

@@ -8,10 +8,13 @@ import dev.inbox.BatchFailurePolicy;
 import dev.inbox.BatchHandler;
 import dev.inbox.BatchItem;
 import dev.inbox.BatchResult;
+import dev.inbox.DeadLetterHeaders;
+import dev.inbox.Disposition;
 import dev.inbox.Fingerprints;
 import dev.inbox.Inbox;
 import dev.inbox.InboxKeys;
 import dev.inbox.ItemResult;
+import dev.inbox.internal.HandlerError;
 import dev.inbox.rabbit.micrometer.MicrometerRabbitConsumerListener;
 import dev.inbox.rabbit.spi.RabbitConsumerListener;
 import dev.inbox.spi.Listeners;
@@ -46,17 +49,25 @@ import org.slf4j.LoggerFactory;
  *
  * <p>A failed delivery is nacked with requeue until its attempts, counted in the inbox (classic
  * queues do not count redeliveries) or by a quorum queue's {@code x-delivery-count}, reach {@code
- * maxAttempts}. It is then dead-lettered: republished with reason headers to {@link
- * Builder#deadLetterExchange} when one is set, else rejected without requeue so that the queue's
- * own {@code x-dead-letter-exchange} receives it. A dead letter that cannot be published (no such
- * exchange, no confirm) is logged at ERROR and counted ({@code outcome=dead_letter_failed}, never
- * {@code dead_lettered}), and its delivery is requeued after a backoff (200 ms, doubling up to 5 s
- * while the failures go on), never lost. A handler that throws an {@link Error} (a {@code
- * StackOverflowError}, say) fails the attempt like any exception.
+ * maxAttempts}; a delivery whose handler threw {@link dev.inbox.NonRetryableException} goes at
+ * once. {@link Disposition} decides which. It is then dead-lettered: republished with reason
+ * headers to {@link Builder#deadLetterExchange} when one is set, else rejected without requeue so
+ * that the queue's own {@code x-dead-letter-exchange} receives it. A dead letter that cannot be
+ * published (no such exchange, no confirm) is logged at ERROR and counted ({@code
+ * outcome=dead_letter_failed}, never {@code dead_lettered}), and its delivery is requeued after a
+ * backoff (200 ms, doubling up to 5 s while the failures go on), never lost. A handler that throws
+ * an {@link Error} (a {@code StackOverflowError}, say) fails the attempt like any exception.
  *
  * <p>By default each delivery's body is fingerprinted ({@link Fingerprints#ofMessage}), so that a
- * key re-sent with a different body is dead-lettered with reason {@value #REASON_MISMATCH} instead
- * of being acknowledged as a duplicate.
+ * key re-sent with a different body is dead-lettered with reason {@code mismatch} instead of being
+ * acknowledged as a duplicate.
+ *
+ * <p>One thread owns the channels, as in reactor-kafka's {@code ConsumerEventLoop}: the worker
+ * thread ({@code inbox-rabbit-<queue>}) makes every ack, nack and reject on the consuming channel
+ * and every publish on the dead-letter channel, and keeps the held deliveries unshared. The
+ * client's dispatch thread only hands each delivery to the worker through a queue. {@link #start()}
+ * opens the channels and registers the consumer before the worker has a delivery to settle, and
+ * {@link #close()} closes them once the worker has finished its batch (or after 30 s without it).
  *
  * <p>Should the worker meet anything it cannot handle, the consumer stops visibly instead of
  * holding its prefetched deliveries: it logs at ERROR, cancels its consumer and closes its channel
@@ -72,42 +83,15 @@ public final class InboxRabbitConsumer implements AutoCloseable {
   public static final int DEFAULT_PREFETCH = 250;
 
   /**
-   * Why a delivery was dead-lettered: {@value #REASON_INVALID_KEY}, {@value #REASON_GAVE_UP} or
-   * {@value #REASON_MISMATCH}; the same words as the Kafka adapter's.
+   * The queue the delivery was consumed from: the one header of a dead letter that is RabbitMQ's
+   * own; the others are the {@link DeadLetterHeaders} of every adapter.
    */
-  public static final String REASON_HEADER = "x-inbox-reason";
-
-  /** The key is missing or breaks a rule of {@link InboxKeys}, or the key extractor threw. */
-  public static final String REASON_INVALID_KEY = "invalid_key";
-
-  /** The handler failed {@code maxAttempts} times. */
-  public static final String REASON_GAVE_UP = "gave_up";
-
-  /** The key was used before with a different body. */
-  public static final String REASON_MISMATCH = "mismatch";
-
-  /** The reason in a sentence. */
-  public static final String DETAIL_HEADER = "x-inbox-detail";
-
-  /** The class of the handler's last exception, if any. */
-  public static final String EXCEPTION_HEADER = "x-inbox-exception";
-
-  /** The handler runs counted for the delivery's key. */
-  public static final String ATTEMPTS_HEADER = "x-inbox-attempts";
-
-  /** The queue the delivery was consumed from. */
   public static final String ORIGINAL_QUEUE_HEADER = "x-inbox-original-queue";
 
   private static final Logger log = LoggerFactory.getLogger(InboxRabbitConsumer.class);
 
   /** How long {@link #close()} waits for the batch in flight. */
   private static final long CLOSE_TIMEOUT_MILLIS = 30_000;
-
-  private enum Action {
-    ACK,
-    REQUEUE,
-    DEAD_LETTER
-  }
 
   private final Connection connection;
   private final String queue;
@@ -298,53 +282,41 @@ public final class InboxRabbitConsumer implements AutoCloseable {
   private void process(List<Delivery> batch) throws InterruptedException {
     long start = System.nanoTime();
     int size = batch.size();
-    Action[] actions = new Action[size];
-    String[] reasons = new String[size];
-    String[] details = new String[size];
-    Throwable[] failures = new Throwable[size];
-    int[] attempts = new int[size];
+    Disposition[] dispositions = new Disposition[size];
     List<BatchItem<Integer>> items = new ArrayList<>(size);
     List<Integer> withoutDeduplication = new ArrayList<>();
     for (int i = 0; i < size; i++) {
-      String problem;
+      String key;
       try {
-        String key = keys.keyOf(batch.get(i));
-        problem =
-            key == null ? "the delivery has no messageId or idempotency key" : brokenRule(key);
-        if (problem == null) {
-          byte[] body = batch.get(i).getBody();
-          items.add(
-              new BatchItem<>(key, fingerprintPayloads ? Fingerprints.ofMessage(body) : null, i));
-          continue;
-        }
-        if (key == null && missingKeyPolicy == MissingKeyPolicy.PROCESS_WITHOUT_DEDUPLICATION) {
-          withoutDeduplication.add(i);
-          continue;
-        }
+        key = keys.keyOf(batch.get(i));
       } catch (Exception e) {
-        problem = "the key extractor failed: " + e.getMessage();
-        failures[i] = e;
+        dispositions[i] = Disposition.invalidKey(e);
+        continue;
       }
-      actions[i] = Action.DEAD_LETTER;
-      reasons[i] = REASON_INVALID_KEY;
-      details[i] = problem;
+      String broken = key == null ? null : InboxKeys.brokenRule(key);
+      if (key == null && missingKeyPolicy == MissingKeyPolicy.PROCESS_WITHOUT_DEDUPLICATION) {
+        withoutDeduplication.add(i);
+      } else if (key == null) {
+        dispositions[i] =
+            Disposition.invalidKey("the delivery has no messageId or idempotency key");
+      } else if (broken != null) {
+        dispositions[i] = Disposition.invalidKey("invalid idempotency key: " + broken);
+      } else {
+        byte[] body = batch.get(i).getBody();
+        items.add(
+            new BatchItem<>(key, fingerprintPayloads ? Fingerprints.ofMessage(body) : null, i));
+      }
     }
     try {
       if (!items.isEmpty()) {
-        BatchResult<Integer> result = execute(batch, items);
-        for (ItemResult<Integer> item : result.items()) {
-          decide(
-              item,
-              batch.get(item.item().payload()),
-              actions,
-              reasons,
-              details,
-              failures,
-              attempts);
+        for (ItemResult<Integer> item : execute(batch, items).items()) {
+          int i = item.item().payload();
+          dispositions[i] = Disposition.of(item, maxAttempts, deliveryCount(batch.get(i)));
+          count(item, dispositions[i]);
         }
       }
       for (int i : withoutDeduplication) {
-        actions[i] = runWithoutDeduplication(batch.get(i)) ? Action.ACK : Action.REQUEUE;
+        dispositions[i] = runWithoutDeduplication(batch.get(i));
       }
     } catch (RuntimeException e) {
       // The database is unreachable: nothing committed, so every delivery comes back later.
@@ -353,7 +325,7 @@ public final class InboxRabbitConsumer implements AutoCloseable {
       requeueAll(batch);
       return;
     }
-    settle(batch, actions, reasons, details, failures, attempts);
+    settle(batch, dispositions);
     listener.batch(queue, Duration.ofNanos(System.nanoTime() - start));
   }
 
@@ -395,58 +367,23 @@ public final class InboxRabbitConsumer implements AutoCloseable {
     return deliveries;
   }
 
-  private static String brokenRule(String key) {
-    String rule = InboxKeys.brokenRule(key);
-    return rule == null ? null : "invalid idempotency key: " + rule;
-  }
-
-  private void decide(
-      ItemResult<Integer> item,
-      Delivery delivery,
-      Action[] actions,
-      String[] reasons,
-      String[] details,
-      Throwable[] failures,
-      int[] attempts) {
-    int i = item.item().payload();
-    attempts[i] = Math.max(item.attempts(), deliveryCount(delivery));
-    failures[i] = HandlerError.unwrap(item.failure());
+  /** Counts a claimed delivery by its outcome, and logs a failed attempt that will be retried. */
+  private void count(ItemResult<Integer> item, Disposition disposition) {
     switch (item.status()) {
-      case COMPLETED -> {
-        actions[i] = Action.ACK;
-        listener.deliveries(queue, MessageOutcome.NEW, 1);
-      }
-      case DUPLICATE -> {
-        actions[i] = Action.ACK;
-        listener.deliveries(queue, MessageOutcome.DUPLICATE, 1);
-      }
+      case COMPLETED -> listener.deliveries(queue, MessageOutcome.NEW, 1);
+      case DUPLICATE -> listener.deliveries(queue, MessageOutcome.DUPLICATE, 1);
       case FAILED -> {
         listener.deliveries(queue, MessageOutcome.FAILED, 1);
-        if (attempts[i] >= maxAttempts) {
-          actions[i] = Action.DEAD_LETTER;
-          reasons[i] = REASON_GAVE_UP;
-          details[i] = "the handler failed " + attempts[i] + " times";
-        } else {
-          actions[i] = Action.REQUEUE;
+        if (disposition.action() == Disposition.Action.RETRY) {
           log.warn(
               "delivery {} of '{}' failed attempt {}; requeueing",
               item.key(),
               queue,
-              attempts[i],
-              item.failure());
+              disposition.attempts(),
+              disposition.failure());
         }
       }
-      case GAVE_UP -> {
-        actions[i] = Action.DEAD_LETTER;
-        reasons[i] = REASON_GAVE_UP;
-        details[i] = "the handler failed " + attempts[i] + " times";
-      }
-      case MISMATCH -> {
-        actions[i] = Action.DEAD_LETTER;
-        reasons[i] = REASON_MISMATCH;
-        details[i] = "the key was used before with a different body";
-      }
-      default -> actions[i] = Action.REQUEUE; // IN_PROGRESS elsewhere, or not attempted
+      default -> {}
     }
   }
 
@@ -457,22 +394,22 @@ public final class InboxRabbitConsumer implements AutoCloseable {
     return count instanceof Number n ? n.intValue() + 1 : 0;
   }
 
-  private boolean runWithoutDeduplication(Delivery delivery) {
+  private Disposition runWithoutDeduplication(Delivery delivery) {
     try (java.sql.Connection tx = dataSourceWithoutDeduplication.getConnection()) {
       tx.setAutoCommit(false);
       try {
         handler.handle(delivery, tx);
         requireNotAborted(tx);
         tx.commit();
-        return true;
+        return Disposition.settled();
       } catch (Exception | Error e) {
         tx.rollback();
         log.warn("a delivery without key failed; requeueing it", e);
-        return false;
+        return Disposition.retry(e);
       }
     } catch (java.sql.SQLException e) {
       log.warn("a delivery without key could not get a connection; requeueing it", e);
-      return false;
+      return Disposition.retry(e);
     }
   }
 
@@ -491,19 +428,13 @@ public final class InboxRabbitConsumer implements AutoCloseable {
    * Acknowledges after the commit: one multiple ack when everything settled and no delivery is
    * held, since a multiple ack would settle the held ones too.
    */
-  private void settle(
-      List<Delivery> batch,
-      Action[] actions,
-      String[] reasons,
-      String[] details,
-      Throwable[] failures,
-      int[] attempts)
+  private void settle(List<Delivery> batch, Disposition[] dispositions)
       throws InterruptedException {
     try {
       boolean allAcked = true;
       long lastTag = 0;
       for (int i = 0; i < batch.size(); i++) {
-        allAcked &= actions[i] == Action.ACK;
+        allAcked &= dispositions[i].action() == Disposition.Action.SETTLE;
         lastTag = Math.max(lastTag, batch.get(i).getEnvelope().getDeliveryTag());
       }
       if (allAcked && heldUntil.isEmpty()) {
@@ -512,19 +443,17 @@ public final class InboxRabbitConsumer implements AutoCloseable {
       }
       boolean requeued = false;
       for (int i = 0; i < batch.size(); i++) {
-        long tag = batch.get(i).getEnvelope().getDeliveryTag();
-        switch (actions[i]) {
-          case ACK -> channel.basicAck(tag, false);
-          case DEAD_LETTER ->
-              deadLetter(batch.get(i), reasons[i], details[i], failures[i], attempts[i]);
-          case REQUEUE -> requeued = true;
+        switch (dispositions[i].action()) {
+          case SETTLE -> channel.basicAck(batch.get(i).getEnvelope().getDeliveryTag(), false);
+          case DEAD_LETTER -> deadLetter(batch.get(i), dispositions[i]);
+          case RETRY -> requeued = true;
         }
       }
       if (requeued) {
         // A short pause so that a failing delivery is not retried in a tight loop.
         Thread.sleep(100);
         for (int i = 0; i < batch.size(); i++) {
-          if (actions[i] == Action.REQUEUE) {
+          if (dispositions[i].action() == Disposition.Action.RETRY) {
             channel.basicNack(batch.get(i).getEnvelope().getDeliveryTag(), false, true);
           }
         }
@@ -542,26 +471,32 @@ public final class InboxRabbitConsumer implements AutoCloseable {
    * confirm) is logged at ERROR and counted as {@code dead_letter_failed}, and its delivery is held
    * unsettled until a backoff ends and then requeued (see {@link #heldUntil}).
    */
-  private void deadLetter(
-      Delivery delivery, String reason, String detail, Throwable failure, int attempts)
+  private void deadLetter(Delivery delivery, Disposition disposition)
       throws IOException, InterruptedException {
     long tag = delivery.getEnvelope().getDeliveryTag();
     if (deadLetterExchange == null) {
       channel.basicReject(tag, false);
-      deadLettered(delivery, reason, detail);
+      deadLettered(delivery, disposition);
       return;
     }
     Map<String, Object> headers = new HashMap<>();
     if (delivery.getProperties().getHeaders() != null) {
       headers.putAll(delivery.getProperties().getHeaders());
     }
-    headers.put(REASON_HEADER, reason);
-    headers.put(DETAIL_HEADER, detail);
-    headers.put(ATTEMPTS_HEADER, attempts);
+    put(headers, DeadLetterHeaders.REASON, disposition.reason().code());
+    put(headers, DeadLetterHeaders.DETAIL, disposition.detail());
+    put(headers, DeadLetterHeaders.KEY, disposition.key());
+    headers.put(DeadLetterHeaders.ATTEMPTS, disposition.attempts());
     headers.put(ORIGINAL_QUEUE_HEADER, queue);
-    if (failure != null) {
-      headers.put(EXCEPTION_HEADER, failure.getClass().getName() + ": " + failure.getMessage());
-    }
+    Throwable failure = disposition.failure();
+    put(
+        headers,
+        DeadLetterHeaders.EXCEPTION_CLASS,
+        failure == null ? null : failure.getClass().getName());
+    put(
+        headers,
+        DeadLetterHeaders.EXCEPTION_MESSAGE,
+        failure == null ? null : failure.getMessage());
     AMQP.BasicProperties properties = delivery.getProperties().builder().headers(headers).build();
     try {
       Channel publisher = openDeadLetterChannel();
@@ -583,7 +518,7 @@ public final class InboxRabbitConsumer implements AutoCloseable {
               + " '{}'; the delivery goes back to the queue in {} ms",
           queue,
           delivery.getProperties().getMessageId(),
-          reason,
+          disposition.reason().code(),
           deadLetterExchange,
           backoff.toMillis(),
           e);
@@ -591,17 +526,26 @@ public final class InboxRabbitConsumer implements AutoCloseable {
     }
     deadLetterFailures = 0;
     channel.basicAck(tag, false);
-    deadLettered(delivery, reason, detail);
+    deadLettered(delivery, disposition);
   }
 
-  private void deadLettered(Delivery delivery, String reason, String detail) {
+  /** Sets the header, replacing one of the same name; a null value leaves it out. */
+  private static void put(Map<String, Object> headers, String name, String value) {
+    if (value == null) {
+      headers.remove(name);
+    } else {
+      headers.put(name, value);
+    }
+  }
+
+  private void deadLettered(Delivery delivery, Disposition disposition) {
     listener.deliveries(queue, MessageOutcome.DEAD_LETTERED, 1);
     log.warn(
         "dead-lettered a delivery of '{}' (messageId '{}', {}): {}",
         queue,
         delivery.getProperties().getMessageId(),
-        reason,
-        detail);
+        disposition.reason().code(),
+        disposition.detail());
   }
 
   /** 200 ms after the first failure in a row, doubling up to 5 s. */
@@ -850,8 +794,9 @@ public final class InboxRabbitConsumer implements AutoCloseable {
     }
 
     /**
-     * Republish dead letters to this exchange with reason headers ({@link #REASON_HEADER} and
-     * others), instead of rejecting them to the queue's own dead-letter exchange.
+     * Republish dead letters to this exchange with reason headers ({@link DeadLetterHeaders} and
+     * {@value #ORIGINAL_QUEUE_HEADER}), instead of rejecting them to the queue's own dead-letter
+     * exchange.
      */
     public Builder deadLetterExchange(String exchange) {
       this.deadLetterExchange = Objects.requireNonNull(exchange, "exchange");
@@ -875,8 +820,8 @@ public final class InboxRabbitConsumer implements AutoCloseable {
 
     /**
      * Whether to fingerprint each delivery's body, so that a key re-sent with a different body is
-     * dead-lettered ({@value #REASON_MISMATCH}) instead of acknowledged as a duplicate. Defaults to
-     * true; turn it off only when a re-send may legitimately carry different bytes.
+     * dead-lettered ({@code mismatch}) instead of acknowledged as a duplicate. Defaults to true;
+     * turn it off only when a re-send may legitimately carry different bytes.
      */
     public Builder fingerprintPayloads(boolean fingerprintPayloads) {
       this.fingerprintPayloads = fingerprintPayloads;

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.GetResponse;
+import dev.inbox.DeadLetterReason;
 import dev.inbox.testing.HalfSentParameter;
 import java.time.Duration;
 import java.util.Map;
@@ -45,6 +46,6 @@ class HandlerThrowingMidStatementTest extends RabbitTestSupport {
     assertExactlyOnceAndDrained(2, 3);
     Map<String, GetResponse> letters = takeDeadLetters(1);
     assertThat(letters).containsOnlyKeys("7");
-    assertThat(reason(letters.get("7"))).isEqualTo(InboxRabbitConsumer.REASON_GAVE_UP);
+    assertThat(reason(letters.get("7"))).isEqualTo(DeadLetterReason.GAVE_UP.code());
   }
 }

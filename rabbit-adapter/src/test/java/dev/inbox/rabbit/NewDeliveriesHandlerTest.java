@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.rabbitmq.client.Delivery;
 import com.rabbitmq.client.GetResponse;
+import dev.inbox.DeadLetterHeaders;
+import dev.inbox.DeadLetterReason;
 import dev.inbox.testing.PaymentStream;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -79,12 +81,13 @@ class NewDeliveriesHandlerTest extends RabbitTestSupport {
     assertThat(readyMessages(queue.deadLetterQueue())).as("dead letters").isEqualTo(1);
     GetResponse poison = takeDeadLetters(1).get("-1");
     assertThat(poison.getProps().getMessageId()).isEqualTo("poison-1");
-    assertThat(reason(poison)).isEqualTo(InboxRabbitConsumer.REASON_GAVE_UP);
+    assertThat(reason(poison)).isEqualTo(DeadLetterReason.GAVE_UP.code());
     assertThat(detail(poison)).isEqualTo("the handler failed 3 times");
-    assertThat(poison.getProps().getHeaders().get(InboxRabbitConsumer.ATTEMPTS_HEADER))
-        .isEqualTo(3);
-    assertThat(poison.getProps().getHeaders().get(InboxRabbitConsumer.EXCEPTION_HEADER).toString())
-        .contains("IllegalStateException: cannot apply a negative payment");
+    assertThat(poison.getProps().getHeaders().get(DeadLetterHeaders.ATTEMPTS)).isEqualTo(3);
+    assertThat(header(poison, DeadLetterHeaders.EXCEPTION_CLASS))
+        .isEqualTo(IllegalStateException.class.getName());
+    assertThat(header(poison, DeadLetterHeaders.EXCEPTION_MESSAGE))
+        .isEqualTo("cannot apply a negative payment");
   }
 
   @Test

@@ -8,6 +8,8 @@ import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.GetResponse;
 import com.rabbitmq.client.impl.LongStringHelper;
+import dev.inbox.DeadLetterHeaders;
+import dev.inbox.DeadLetterReason;
 import dev.inbox.Inbox;
 import dev.inbox.testing.PaymentStream;
 import dev.inbox.testing.TestRabbit;
@@ -122,14 +124,15 @@ class RabbitExactlyOnceTest extends RabbitTestSupport {
 
     Map<String, GetResponse> deadByBody = takeDeadLetters(4);
     GetResponse poison = deadByBody.get("poison");
-    assertThat(reason(poison)).isEqualTo(InboxRabbitConsumer.REASON_GAVE_UP);
+    assertThat(reason(poison)).isEqualTo(DeadLetterReason.GAVE_UP.code());
     assertThat(detail(poison)).isEqualTo("the handler failed 3 times");
-    assertThat(poison.getProps().getHeaders().get(InboxRabbitConsumer.ATTEMPTS_HEADER))
-        .isEqualTo(3);
-    assertThat(poison.getProps().getHeaders().get(InboxRabbitConsumer.EXCEPTION_HEADER).toString())
-        .contains("IllegalStateException: cannot apply this payment");
+    assertThat(poison.getProps().getHeaders().get(DeadLetterHeaders.ATTEMPTS)).isEqualTo(3);
+    assertThat(header(poison, DeadLetterHeaders.EXCEPTION_CLASS))
+        .isEqualTo(IllegalStateException.class.getName());
+    assertThat(header(poison, DeadLetterHeaders.EXCEPTION_MESSAGE))
+        .isEqualTo("cannot apply this payment");
     for (String body : List.of("7", "8", "9")) {
-      assertThat(reason(deadByBody.get(body))).isEqualTo(InboxRabbitConsumer.REASON_INVALID_KEY);
+      assertThat(reason(deadByBody.get(body))).isEqualTo(DeadLetterReason.INVALID_KEY.code());
     }
     assertThat(detail(deadByBody.get("7")))
         .isEqualTo("the delivery has no messageId or idempotency key");
@@ -177,8 +180,7 @@ class RabbitExactlyOnceTest extends RabbitTestSupport {
       try (Channel channel = connection.createChannel()) {
         GetResponse dead = channel.basicGet(queue.deadLetterQueue(), true);
         assertThat(dead.getProps().getMessageId()).isEqualTo("q-1");
-        assertThat(dead.getProps().getHeaders().get(InboxRabbitConsumer.ATTEMPTS_HEADER))
-            .isEqualTo(4);
+        assertThat(dead.getProps().getHeaders().get(DeadLetterHeaders.ATTEMPTS)).isEqualTo(4);
       }
     } finally {
       try (Channel channel = connection.createChannel()) {

@@ -8,6 +8,7 @@ import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.Delivery;
 import com.rabbitmq.client.GetResponse;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.inbox.DeadLetterHeaders;
 import dev.inbox.Inbox;
 import dev.inbox.InboxSettings;
 import dev.inbox.testing.EffectsTable;
@@ -149,11 +150,17 @@ abstract class RabbitTestSupport {
   }
 
   protected static String reason(GetResponse deadLetter) {
-    return deadLetter.getProps().getHeaders().get(InboxRabbitConsumer.REASON_HEADER).toString();
+    return header(deadLetter, DeadLetterHeaders.REASON);
   }
 
   protected static String detail(GetResponse deadLetter) {
-    return deadLetter.getProps().getHeaders().get(InboxRabbitConsumer.DETAIL_HEADER).toString();
+    return header(deadLetter, DeadLetterHeaders.DETAIL);
+  }
+
+  /** A header of a dead letter as a string, or null when it has none of that name. */
+  protected static String header(GetResponse deadLetter, String name) {
+    Object value = deadLetter.getProps().getHeaders().get(name);
+    return value == null ? null : value.toString();
   }
 
   /** The {@code inbox.rabbit.deliveries} counted with this outcome. */

@@ -7,6 +7,7 @@ import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.GetResponse;
 import dev.inbox.BatchFailurePolicy;
 import dev.inbox.BatchItem;
+import dev.inbox.DeadLetterReason;
 import dev.inbox.Fingerprints;
 import dev.inbox.Inbox;
 import dev.inbox.ItemStatus;
@@ -61,7 +62,7 @@ class RepeatedKeyInOneBatchTest extends RabbitTestSupport {
     assertExactlyOnceAndDrained(1, 100);
     Map<String, GetResponse> letters = takeDeadLetters(1);
     assertThat(letters).containsOnlyKeys("999999");
-    assertThat(reason(letters.get("999999"))).isEqualTo(InboxRabbitConsumer.REASON_MISMATCH);
+    assertThat(reason(letters.get("999999"))).isEqualTo(DeadLetterReason.MISMATCH.code());
     assertThat(inbox.admin().find(queue.queue(), "pay-1").orElseThrow().attempts())
         .as("attempts: the failed one and the one that took effect")
         .isEqualTo(2);

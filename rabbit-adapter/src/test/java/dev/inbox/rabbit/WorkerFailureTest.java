@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.GetResponse;
+import dev.inbox.DeadLetterHeaders;
 import dev.inbox.rabbit.spi.RabbitConsumerListener;
 import dev.inbox.spi.MessageOutcome;
 import java.nio.charset.StandardCharsets;
@@ -48,9 +49,9 @@ class WorkerFailureTest extends RabbitTestSupport {
         () -> effects.count() == 20 && readyMessages(queue.deadLetterQueue()) == 1);
     GetResponse dead = takeDeadLetters(1).get("7");
     assertThat(reason(dead)).isEqualTo("gave_up");
-    assertThat(dead.getProps().getHeaders().get(InboxRabbitConsumer.ATTEMPTS_HEADER)).isEqualTo(3);
-    assertThat(dead.getProps().getHeaders().get(InboxRabbitConsumer.EXCEPTION_HEADER).toString())
-        .startsWith(StackOverflowError.class.getName());
+    assertThat(dead.getProps().getHeaders().get(DeadLetterHeaders.ATTEMPTS)).isEqualTo(3);
+    assertThat(header(dead, DeadLetterHeaders.EXCEPTION_CLASS))
+        .isEqualTo(StackOverflowError.class.getName());
     assertThat(consumer.isRunning()).isTrue();
     assertThat(consumer.failure()).isEmpty();
     assertExactlyOnceAndDrained(20, 20);
