@@ -112,7 +112,7 @@ class LoopFailureTest extends KafkaTestSupport {
     assertThat(effects.count()).as("effects").isEqualTo(2);
     assertThat(effects.sum()).as("sum").isEqualTo(3);
     assertThat(readDeadLetters(topic + ".DLT", 1).get("blank"))
-        .containsEntry(KafkaDeadLetterPublisher.REASON, "invalid_key");
+        .containsEntry(DeadLetterHeaders.REASON, "invalid_key");
     await(
         "the listener to be called for the poll",
         Duration.ofSeconds(10),

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.GetResponse;
 import dev.inbox.DeadLetterHeaders;
+import dev.inbox.DeadLetterReason;
 import dev.inbox.rabbit.spi.RabbitConsumerListener;
 import dev.inbox.spi.MessageOutcome;
 import java.nio.charset.StandardCharsets;
@@ -95,7 +96,7 @@ class WorkerFailureTest extends RabbitTestSupport {
                 && readyMessages(queue.deadLetterQueue()) == 1
                 && called.containsAll(Set.of("NEW", "DUPLICATE", "DEAD_LETTERED", "batch")));
     assertThat(reason(takeDeadLetters(1).get("7")))
-        .isEqualTo(InboxRabbitConsumer.REASON_INVALID_KEY);
+        .isEqualTo(DeadLetterReason.INVALID_KEY.code());
     assertThat(consumer.isRunning()).isTrue();
     assertThat(consumer.failure()).isEmpty();
     assertExactlyOnceAndDrained(2, 3);
