@@ -220,7 +220,8 @@ final class BatchExecution<T> {
           newItems.add(item);
           continue;
         }
-        Savepoint savepoint = careful ? connection.setSavepoint() : null;
+        // The optimistic pass rolls back as a whole: its transaction, or its savepoint when joined.
+        Savepoint savepoint = careful ? connection.setSavepoint() : passStart;
         long handlerStart = System.nanoTime();
         try {
           StoredResult result = handler.handle(item, connection);
