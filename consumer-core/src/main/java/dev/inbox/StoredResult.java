@@ -1,5 +1,6 @@
 package dev.inbox;
 
+import dev.inbox.internal.Fingerprints;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.LinkedHashMap;

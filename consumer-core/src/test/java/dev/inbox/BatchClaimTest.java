@@ -3,6 +3,7 @@ package dev.inbox;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.inbox.internal.Fingerprints;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.HashSet;

@@ -85,7 +85,9 @@ class CallerTransactionsTest extends InboxTestSupport {
               return executeWithEffect(inbox, SCOPE, "o-1");
             });
     assertThat(rolledBack.executed()).isTrue();
-    assertThat(inbox.admin().find(SCOPE, "o-1")).as("the key rolled back with the caller").isEmpty();
+    assertThat(inbox.admin().find(SCOPE, "o-1"))
+        .as("the key rolled back with the caller")
+        .isEmpty();
     assertThat(effects()).isZero();
 
     Execution committed =
@@ -150,7 +152,8 @@ class CallerTransactionsTest extends InboxTestSupport {
               callersOwnWrite(tx, "batch");
               return inbox.executeBatch(
                   SCOPE,
-                  List.of(BatchItem.of("b-1", 1L), BatchItem.of("b-2", 2L), BatchItem.of("b-3", 3L)),
+                  List.of(
+                      BatchItem.of("b-1", 1L), BatchItem.of("b-2", 2L), BatchItem.of("b-3", 3L)),
                   BatchFailurePolicy.CONTINUE,
                   (item, handlerTx) -> {
                     assertThat(handlerTx).isSameAs(tx);

@@ -2,6 +2,7 @@ package dev.inbox;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.inbox.internal.Fingerprints;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.util.concurrent.CompletableFuture;

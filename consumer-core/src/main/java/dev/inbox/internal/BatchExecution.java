@@ -6,7 +6,6 @@ import dev.inbox.BatchItem;
 import dev.inbox.BatchResult;
 import dev.inbox.Claim;
 import dev.inbox.ClaimOutcome;
-import dev.inbox.Fingerprints;
 import dev.inbox.InboxSettings;
 import dev.inbox.ItemResult;
 import dev.inbox.ItemStatus;

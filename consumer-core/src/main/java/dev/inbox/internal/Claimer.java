@@ -2,7 +2,6 @@ package dev.inbox.internal;
 
 import dev.inbox.Claim;
 import dev.inbox.ClaimOutcome;
-import dev.inbox.Fingerprints;
 import dev.inbox.InboxSettings;
 import dev.inbox.LeaseToken;
 import dev.inbox.RecordState;

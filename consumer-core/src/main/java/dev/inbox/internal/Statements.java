@@ -445,8 +445,8 @@ final class Statements {
 
   /**
    * Whether a presented fingerprint mismatches a recorded one, as {@link
-   * dev.inbox.Fingerprints#mismatch} decides it: both present, of the same kind, and different.
-   * True or false, never null.
+   * dev.inbox.internal.Fingerprints#mismatch} decides it: both present, of the same kind, and
+   * different. True or false, never null.
    */
   static String fingerprintMismatch(String recorded, String presented) {
     return "("
@@ -465,11 +465,11 @@ final class Statements {
   }
 
   /**
-   * The kind of a fingerprint as {@link dev.inbox.Fingerprints#kind} tells it, as bytes: the tag
-   * ("INBX", the kind's length from 1 to 32, the kind) of a tagged fingerprint, or empty for an
-   * untagged one. PostgreSQL does not promise to evaluate AND's operands in order, so the nested
-   * CASE is what keeps {@code get_byte} from reading past the end of a short fingerprint: a CASE
-   * arm is evaluated only when its condition holds, at planning time too.
+   * The kind of a fingerprint as {@link dev.inbox.internal.Fingerprints#kind} tells it, as bytes:
+   * the tag ("INBX", the kind's length from 1 to 32, the kind) of a tagged fingerprint, or empty
+   * for an untagged one. PostgreSQL does not promise to evaluate AND's operands in order, so the
+   * nested CASE is what keeps {@code get_byte} from reading past the end of a short fingerprint: a
+   * CASE arm is evaluated only when its condition holds, at planning time too.
    */
   static String fingerprintKind(String f) {
     String kindLength = "get_byte(" + f + ", 4)";

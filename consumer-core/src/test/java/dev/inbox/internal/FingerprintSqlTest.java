@@ -2,7 +2,6 @@ package dev.inbox.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.inbox.Fingerprints;
 import dev.inbox.testing.TestDatabase;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;

@@ -2,7 +2,6 @@ package dev.inbox.http;
 
 import dev.inbox.Claim;
 import dev.inbox.Execution;
-import dev.inbox.Fingerprints;
 import dev.inbox.HandlerFailedException;
 import dev.inbox.Inbox;
 import dev.inbox.InboxDatabaseException;
@@ -14,6 +13,7 @@ import dev.inbox.TransientFailures;
 import dev.inbox.http.micrometer.MicrometerIdempotencyListener;
 import dev.inbox.http.spi.IdempotencyListener;
 import dev.inbox.http.spi.RequestOutcome;
+import dev.inbox.internal.Fingerprints;
 import io.micrometer.core.instrument.MeterRegistry;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.Filter;

@@ -5,9 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.inbox.BatchFailurePolicy;
 import dev.inbox.BatchItem;
-import dev.inbox.Fingerprints;
 import dev.inbox.ItemResult;
 import dev.inbox.ItemStatus;
+import dev.inbox.internal.Fingerprints;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;

@@ -63,7 +63,7 @@ import org.slf4j.LoggerFactory;
  * outcome=dead_letter_failed}) and tried again after a pause, so a partition never moves past a
  * record that was neither handled nor dead-lettered.
  *
- * <p>Each record's raw value is fingerprinted ({@link dev.inbox.Fingerprints#ofMessage}; a null
+ * <p>Each record's raw value is fingerprinted (SHA-256, tagged as a message fingerprint; a null
  * value, a tombstone, has a fingerprint of its own, unlike an empty value's), so that a key re-sent
  * with a different value is dead-lettered as {@link dev.inbox.DeadLetterReason#MISMATCH} instead of
  * committed as a duplicate ({@link Builder#fingerprintPayloads} turns this off). A handler that

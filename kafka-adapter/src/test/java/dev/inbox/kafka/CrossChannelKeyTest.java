@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.inbox.ClaimOutcome;
 import dev.inbox.Execution;
-import dev.inbox.Fingerprints;
 import dev.inbox.Inbox;
+import dev.inbox.internal.Fingerprints;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;

@@ -10,10 +10,10 @@ import dev.inbox.BatchItem;
 import dev.inbox.BatchResult;
 import dev.inbox.DeadLetterHeaders;
 import dev.inbox.Disposition;
-import dev.inbox.Fingerprints;
 import dev.inbox.Inbox;
 import dev.inbox.InboxKeys;
 import dev.inbox.ItemResult;
+import dev.inbox.internal.Fingerprints;
 import dev.inbox.internal.HandlerError;
 import dev.inbox.rabbit.micrometer.MicrometerRabbitConsumerListener;
 import dev.inbox.rabbit.spi.RabbitConsumerListener;
@@ -58,9 +58,9 @@ import org.slf4j.LoggerFactory;
  * backoff (200 ms, doubling up to 5 s while the failures go on), never lost. A handler that throws
  * an {@link Error} (a {@code StackOverflowError}, say) fails the attempt like any exception.
  *
- * <p>By default each delivery's body is fingerprinted ({@link Fingerprints#ofMessage}), so that a
- * key re-sent with a different body is dead-lettered with reason {@code mismatch} instead of being
- * acknowledged as a duplicate.
+ * <p>By default each delivery's body is fingerprinted (SHA-256, tagged as a message fingerprint),
+ * so that a key re-sent with a different body is dead-lettered with reason {@code mismatch} instead
+ * of being acknowledged as a duplicate.
  *
  * <p>One thread owns the channels, as in reactor-kafka's {@code ConsumerEventLoop}: the worker
  * thread ({@code inbox-rabbit-<queue>}) makes every ack, nack and reject on the consuming channel

@@ -95,8 +95,7 @@ class WorkerFailureTest extends RabbitTestSupport {
             effects.count() == 2
                 && readyMessages(queue.deadLetterQueue()) == 1
                 && called.containsAll(Set.of("NEW", "DUPLICATE", "DEAD_LETTERED", "batch")));
-    assertThat(reason(takeDeadLetters(1).get("7")))
-        .isEqualTo(DeadLetterReason.INVALID_KEY.code());
+    assertThat(reason(takeDeadLetters(1).get("7"))).isEqualTo(DeadLetterReason.INVALID_KEY.code());
     assertThat(consumer.isRunning()).isTrue();
     assertThat(consumer.failure()).isEmpty();
     assertExactlyOnceAndDrained(2, 3);

@@ -1,4 +1,4 @@
-package dev.inbox;
+package dev.inbox.internal;
 
 import static java.nio.charset.StandardCharsets.US_ASCII;
 
