@@ -1,6 +1,7 @@
 package dev.inbox;
 
 import dev.inbox.internal.HandlerError;
+import dev.inbox.internal.StateMachine;
 import java.util.Objects;
 
 /**
@@ -94,7 +95,7 @@ public final class Disposition {
           yield deadLetter(
               DeadLetterReason.NON_RETRYABLE, key, attempts, failure, describe(failure));
         }
-        if (attempts >= maxAttempts) {
+        if (StateMachine.gaveUp(attempts, maxAttempts)) {
           yield deadLetter(DeadLetterReason.GAVE_UP, key, attempts, failure, gaveUp(attempts));
         }
         yield new Disposition(Action.RETRY, null, key, attempts, failure, describe(failure));

@@ -29,7 +29,7 @@ import java.util.Optional;
  * says; a write that changed no row is explained here too. {@code StateMachineSqlTest} runs every
  * statement on a row in every state and checks that it moved exactly the rows the table allows.
  */
-final class StateMachine {
+public final class StateMachine {
   /** The state of a key without a row: never claimed, rolled back, or purged. */
   static final RecordState NO_RECORD = null;
 
@@ -224,8 +224,11 @@ final class StateMachine {
     return guard.append(')').toString();
   }
 
-  /** The give-up rule: a key that has used up its attempts is not claimed again. */
-  static boolean gaveUp(int attempts, int maxAttempts) {
+  /**
+   * The give-up rule: a key that has used up its attempts is not claimed again. Public for the one
+   * adjudication ({@link dev.inbox.Disposition}); the SQL guards use its negation.
+   */
+  public static boolean gaveUp(int attempts, int maxAttempts) {
     return attempts >= maxAttempts;
   }
 
