@@ -1,5 +1,7 @@
 package dev.inbox;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import com.zaxxer.hikari.HikariDataSource;
 import dev.inbox.testing.TestDataSources;
 import java.sql.Connection;
@@ -10,6 +12,7 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.Future;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -74,6 +77,38 @@ abstract class InboxTestSupport {
             .build();
     inboxes.add(inbox);
     return inbox;
+  }
+
+  /**
+   * An inbox that joins {@code transaction} ({@link InboxBuilder#callerTransactions}), as one bound
+   * to the thread by Spring's {@code @Transactional} would: its {@code execute} and {@code
+   * executeBatch} run on that transaction, under a savepoint, and never commit it.
+   */
+  protected Inbox joining(Connection transaction) {
+    Inbox inbox =
+        Inbox.builder()
+            .dataSource(dataSource)
+            .settings(settings().build())
+            .callerTransactions(() -> transaction)
+            .migrate(true)
+            .build();
+    inboxes.add(inbox);
+    return inbox;
+  }
+
+  /**
+   * Returns once some backend waits for a lock that the backend {@code holder} holds. Fails when
+   * {@code waiter}, the call expected to wait, ends first.
+   */
+  protected void awaitBlockedBy(int holder, Future<?> waiter) throws Exception {
+    while (queryLong(
+            "SELECT count(*) FROM pg_stat_activity WHERE "
+                + holder
+                + " = ANY(pg_blocking_pids(pid))")
+        == 0) {
+      assertThat(waiter.isDone()).as("the waiter cannot finish before the holder").isFalse();
+      Thread.sleep(10);
+    }
   }
 
   /**
@@ -179,6 +214,24 @@ abstract class InboxTestSupport {
         ResultSet rs = s.executeQuery(query)) {
       rs.next();
       return rs.getLong(1);
+    }
+  }
+
+  /** A count or number read on the given connection, inside its transaction. */
+  protected static long queryLong(Connection connection, String query) throws SQLException {
+    try (Statement s = connection.createStatement();
+        ResultSet rs = s.executeQuery(query)) {
+      rs.next();
+      return rs.getLong(1);
+    }
+  }
+
+  /** A text read on the given connection, inside its transaction. */
+  protected static String queryString(Connection connection, String query) throws SQLException {
+    try (Statement s = connection.createStatement();
+        ResultSet rs = s.executeQuery(query)) {
+      rs.next();
+      return rs.getString(1);
     }
   }
 

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.inbox.testing.TestDataSources;
-import java.sql.Connection;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -91,42 +90,23 @@ class RoundTripTest extends InboxTestSupport {
   }
 
   @Test
-  void a_claim_at_the_start_of_a_transaction_is_one_round_trip_and_its_completion_another()
+  void execute_of_a_new_key_is_one_round_trip_to_reserve_it_and_one_to_record_and_commit()
       throws Exception {
     List<Integer> claims = new ArrayList<>();
     int completions =
         roundTrips(
             key -> {
-              try (Connection tx = oneConnection.getConnection()) {
-                tx.setAutoCommit(false);
-                int before = syncs.get();
-                Claim claim = inbox.claimAtStart(tx, "s", key, null);
-                claims.add(syncs.get() - before);
-                syncs.set(0);
-                inbox.completeAndCommit(tx, claim, StoredResult.of(201, new byte[] {1}));
-              }
+              inbox.execute(
+                  "s",
+                  key,
+                  new byte[] {7},
+                  tx -> {
+                    claims.add(syncs.getAndSet(0));
+                    return StoredResult.of(201, new byte[] {1});
+                  });
             });
-    assertThat(claims.get(claims.size() - 1)).as("claimAtStart").isEqualTo(1);
-    assertThat(completions).as("completeAndCommit").isEqualTo(1);
-  }
-
-  @Test
-  void a_reservation_is_one_round_trip_and_its_completion_another() throws Exception {
-    List<Integer> reservations = new ArrayList<>();
-    int completions =
-        roundTrips(
-            key -> {
-              try (Connection tx = oneConnection.getConnection()) {
-                tx.setAutoCommit(false);
-                int before = syncs.get();
-                Reservation reservation = inbox.reserveAtStart(tx, "s", key, new byte[] {7});
-                reservations.add(syncs.get() - before);
-                syncs.set(0);
-                inbox.completeAndCommit(tx, reservation, StoredResult.of(201, new byte[] {1}));
-              }
-            });
-    assertThat(reservations.get(reservations.size() - 1)).as("reserveAtStart").isEqualTo(1);
-    assertThat(completions).as("completeAndCommit of a reservation").isEqualTo(1);
+    assertThat(claims.get(claims.size() - 1)).as("the reservation").isEqualTo(1);
+    assertThat(completions).as("the record inserted with the commit").isEqualTo(1);
   }
 
   @Test
@@ -134,17 +114,9 @@ class RoundTripTest extends InboxTestSupport {
     inbox.execute("s", "done", tx -> StoredResult.of(201, new byte[] {1}));
     int replay =
         roundTrips(
-            key -> {
-              try (Connection tx = oneConnection.getConnection()) {
-                tx.setAutoCommit(false);
-                int before = syncs.get();
-                Claim claim = inbox.claimAtStart(tx, "s", "done", null);
-                assertThat(claim.outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
-                int claimed = syncs.get() - before;
-                tx.rollback();
-                syncs.set(claimed);
-              }
-            });
+            key ->
+                assertThat(inbox.execute("s", "done", tx -> null).outcome())
+                    .isEqualTo(ClaimOutcome.DUPLICATE));
     assertThat(replay).isEqualTo(1);
   }
 
