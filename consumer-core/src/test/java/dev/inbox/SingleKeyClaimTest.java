@@ -93,7 +93,8 @@ class SingleKeyClaimTest extends InboxTestSupport {
   @Test
   @Timeout(30)
   void an_execute_that_waited_for_a_first_one_who_committed_answers_duplicate() throws Exception {
-    Inbox inbox = inbox(s -> s.lockTimeout(Duration.ofSeconds(60)));
+    Inbox inbox =
+        inbox(s -> s.lockTimeout(Duration.ofSeconds(60)).leaseDuration(Duration.ofSeconds(120)));
     Future<Execution> waiting;
     try (HeldKey first = HeldKey.reserved(inbox, "s", "race", null, withEffect("race", 100))) {
       waiting = executeAside(inbox, "race", withEffect("race", 7));
@@ -111,7 +112,8 @@ class SingleKeyClaimTest extends InboxTestSupport {
   @Test
   @Timeout(30)
   void a_batch_that_waited_for_a_first_one_who_committed_answers_duplicate() throws Exception {
-    Inbox inbox = inbox(s -> s.lockTimeout(Duration.ofSeconds(60)));
+    Inbox inbox =
+        inbox(s -> s.lockTimeout(Duration.ofSeconds(60)).leaseDuration(Duration.ofSeconds(120)));
     ExecutorService pool = Executors.newSingleThreadExecutor();
     Future<ItemStatus> waiting;
     try (HeldKey first = HeldKey.claimed(inbox, "s", "race", withEffect("race", 100))) {
@@ -127,7 +129,8 @@ class SingleKeyClaimTest extends InboxTestSupport {
   @Test
   @Timeout(30)
   void an_execute_that_waited_for_a_first_one_who_rolled_back_claims_the_key() throws Exception {
-    Inbox inbox = inbox(s -> s.lockTimeout(Duration.ofSeconds(60)));
+    Inbox inbox =
+        inbox(s -> s.lockTimeout(Duration.ofSeconds(60)).leaseDuration(Duration.ofSeconds(120)));
     Future<Execution> waiting;
     try (HeldKey first =
         HeldKey.reserved(
