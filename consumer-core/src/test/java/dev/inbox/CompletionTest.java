@@ -7,9 +7,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.inbox.testing.TestDataSources;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
-import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
@@ -78,16 +76,7 @@ class CompletionTest extends InboxTestSupport {
       assertThat(claim.isNew()).isTrue();
       effect(tx, "s", "k", 100);
       // A claim with another fencing token matches no row: a caller's or the inbox's bug.
-      Claim stale =
-          new Claim(
-              claim.scope(),
-              claim.key(),
-              ClaimOutcome.NEW,
-              claim.attempts(),
-              claim.fencingToken() + 1,
-              null,
-              null,
-              null);
+      Claim stale = InboxTable.withAnotherFencingToken(claim);
       assertThatThrownBy(() -> inbox.complete(tx, stale, created))
           .isInstanceOf(IllegalStateException.class)
           .hasMessageContaining("changed 0 rows");
@@ -116,17 +105,9 @@ class CompletionTest extends InboxTestSupport {
                   });
       assertThat(batch.items().get(0).status()).isEqualTo(ItemStatus.COMPLETED);
       // This transaction's own counters: one update of the inbox, and it was heap-only.
-      try (Statement s = tx.createStatement();
-          ResultSet rs =
-              s.executeQuery(
-                  "SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_xact_user_tables"
-                      + " WHERE schemaname = '"
-                      + schema
-                      + "' AND relname = 'inbox'")) {
-        assertThat(rs.next()).isTrue();
-        assertThat(rs.getLong(1)).as("updates").isEqualTo(1);
-        assertThat(rs.getLong(2)).as("heap-only updates").isEqualTo(1);
-      }
+      InboxTable.Counters counters = InboxTable.counters(tx, schema);
+      assertThat(counters.updates()).as("updates").isEqualTo(1);
+      assertThat(counters.heapOnlyUpdates()).as("heap-only updates").isEqualTo(1);
       tx.commit();
     }
     InboxRecord row = inbox.admin().find("s", "k").orElseThrow();

@@ -15,18 +15,11 @@ class FailedAttemptFingerprintTest extends InboxTestSupport {
   private static final byte[] REQUEST_A = Fingerprints.sha256("POST /payments amount=100");
   private static final byte[] REQUEST_B = Fingerprints.sha256("POST /payments amount=999999");
 
-  private static TransactionalHandler failing(String error) {
-    return tx -> {
-      throw new IllegalStateException(error);
-    };
-  }
-
   @Test
   void a_failed_execution_of_a_reserved_key_keeps_its_fingerprint() throws Exception {
     Inbox inbox = inbox();
     // A key with no record is reserved, and no row is written until the failure is counted.
-    assertThatThrownBy(() -> inbox.execute("api", "r-1", REQUEST_A, failing("answered 503")))
-        .isInstanceOf(HandlerFailedException.class);
+    executeFailing(inbox, "api", "r-1", REQUEST_A);
 
     assertThat(inbox.execute("api", "r-1", REQUEST_B, tx -> null).outcome())
         .as("a retry with another request")
@@ -62,11 +55,9 @@ class FailedAttemptFingerprintTest extends InboxTestSupport {
   @Test
   void a_failed_retry_claimed_through_the_record_keeps_the_first_fingerprint() throws Exception {
     Inbox inbox = inbox();
-    assertThatThrownBy(() -> inbox.execute("api", "c-2", REQUEST_A, failing("the handler threw")))
-        .isInstanceOf(HandlerFailedException.class);
+    executeFailing(inbox, "api", "c-2", REQUEST_A);
     // The key has a record now: the retry claims the row, and fails again.
-    assertThatThrownBy(() -> inbox.execute("api", "c-2", REQUEST_A, failing("threw again")))
-        .isInstanceOf(HandlerFailedException.class);
+    executeFailing(inbox, "api", "c-2", REQUEST_A);
     assertThat(inbox.admin().find("api", "c-2").orElseThrow().attempts()).isEqualTo(2);
 
     assertThat(inbox.execute("api", "c-2", REQUEST_B, tx -> null).outcome())

@@ -1,7 +1,6 @@
 package dev.inbox;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
@@ -69,16 +68,7 @@ class FingerprintKindsTest extends InboxTestSupport {
   void a_failed_attempt_is_retried_by_another_channel_and_mismatched_by_its_own_kind()
       throws Exception {
     Inbox inbox = inbox(s -> s.maxAttempts(3));
-    assertThatThrownBy(
-            () ->
-                inbox.execute(
-                    "pay",
-                    "k-3",
-                    HTTP_REQUEST,
-                    tx -> {
-                      throw new IllegalStateException("the handler answered 503");
-                    }))
-        .isInstanceOf(HandlerFailedException.class);
+    executeFailing(inbox, "pay", "k-3", HTTP_REQUEST);
     byte[] kafka = message("{\"amount\":100}");
     assertThat(deliver(inbox, "k-3", kafka))
         .as("a message retrying a key whose HTTP attempt failed")

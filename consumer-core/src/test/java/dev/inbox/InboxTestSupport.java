@@ -1,6 +1,7 @@
 package dev.inbox;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.inbox.testing.TestDataSources;
@@ -152,6 +153,20 @@ abstract class InboxTestSupport {
           effect(tx, scope, key, 1);
           return null;
         });
+  }
+
+  /** {@code execute} of the key with a handler that throws: a failed attempt, counted. */
+  protected static void executeFailing(Inbox inbox, String scope, String key, byte[] fingerprint) {
+    assertThatThrownBy(
+            () ->
+                inbox.execute(
+                    scope,
+                    key,
+                    fingerprint,
+                    tx -> {
+                      throw new IllegalStateException("the handler failed");
+                    }))
+        .isInstanceOf(HandlerFailedException.class);
   }
 
   /** The key delivered in a batch of one, with a handler that writes one effect row. */

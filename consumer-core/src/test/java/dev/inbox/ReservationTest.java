@@ -9,6 +9,7 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -96,16 +97,7 @@ class ReservationTest extends InboxTestSupport {
         inbox(s -> s.lockTimeout(Duration.ofSeconds(60)).leaseDuration(Duration.ofSeconds(120)));
     AtomicInteger secondRuns = new AtomicInteger();
     ExecutorService pool = Executors.newSingleThreadExecutor();
-    try (HeldKey first =
-        HeldKey.reserved(
-            inbox,
-            "s",
-            "k",
-            FINGERPRINT,
-            tx -> {
-              effect(tx, "s", "k", 7);
-              return created;
-            })) {
+    try (HeldKey first = reservedWithEffect(inbox, new AtomicInteger())) {
       Future<Execution> second =
           pool.submit(
               () ->
@@ -135,16 +127,7 @@ class ReservationTest extends InboxTestSupport {
   void a_second_execute_of_a_key_held_past_the_lock_timeout_answers_in_progress() throws Exception {
     Inbox inbox = inbox(s -> s.lockTimeout(Duration.ofMillis(300)));
     AtomicInteger secondRuns = new AtomicInteger();
-    try (HeldKey first =
-        HeldKey.reserved(
-            inbox,
-            "s",
-            "k",
-            FINGERPRINT,
-            tx -> {
-              effect(tx, "s", "k", 7);
-              return created;
-            })) {
+    try (HeldKey first = reservedWithEffect(inbox, new AtomicInteger())) {
       Execution second =
           inbox.execute(
               "s",
@@ -179,16 +162,7 @@ class ReservationTest extends InboxTestSupport {
     assertThat(inbox.execute("s", "done", Fingerprints.sha256(new byte[1]), counted).outcome())
         .isEqualTo(ClaimOutcome.MISMATCH);
 
-    assertThatThrownBy(
-            () ->
-                inbox.execute(
-                    "s",
-                    "poison",
-                    FINGERPRINT,
-                    tx -> {
-                      throw new IllegalStateException("the handler threw");
-                    }))
-        .isInstanceOf(HandlerFailedException.class);
+    executeFailing(inbox, "s", "poison", FINGERPRINT);
     assertThat(inbox.execute("s", "poison", FINGERPRINT, counted).outcome())
         .isEqualTo(ClaimOutcome.GAVE_UP);
     assertThat(runs).as("handler runs: the first of 'done' only").hasValue(1);
@@ -197,16 +171,7 @@ class ReservationTest extends InboxTestSupport {
   @Test
   void a_failed_key_is_claimed_again_through_its_record() throws Exception {
     Inbox inbox = inbox(s -> s.maxAttempts(3));
-    assertThatThrownBy(
-            () ->
-                inbox.execute(
-                    "s",
-                    "k",
-                    FINGERPRINT,
-                    tx -> {
-                      throw new IllegalStateException("the handler answered 503");
-                    }))
-        .isInstanceOf(HandlerFailedException.class);
+    executeFailing(inbox, "s", "k", FINGERPRINT);
     InboxRecord failed = inbox.admin().find("s", "k").orElseThrow();
     assertThat(failed.state()).isEqualTo(RecordState.FAILED);
     assertThat(failed.attempts()).isEqualTo(1);
@@ -415,59 +380,59 @@ class ReservationTest extends InboxTestSupport {
     assertThat(answered).as("every thread's answer is the one stored").containsOnly(winner);
   }
 
+  /** Runs {@code attempt} until it answers; null means the key was in progress. */
+  private static int untilAnswered(Callable<Integer> attempt) throws Exception {
+    for (Integer status = attempt.call(); ; status = attempt.call()) {
+      if (status != null) {
+        return status;
+      }
+      Thread.sleep(5);
+    }
+  }
+
   /** The HTTP filter's way: execute until the key is new or a duplicate. */
   private int executeUntilAnswered(Inbox inbox) throws Exception {
-    while (true) {
-      Execution run =
-          inbox.execute(
-              "s",
-              "one",
-              tx -> {
-                effect(tx, "s", "one", 1);
-                Thread.sleep(20); // hold the key while others arrive
-                return StoredResult.of(201, new byte[0]);
-              });
-      switch (run.outcome()) {
-        case NEW:
-          return 201;
-        case DUPLICATE:
-          return run.result().status();
-        case IN_PROGRESS:
-          Thread.sleep(5);
-          break;
-        default:
-          throw new AssertionError("unexpected " + run.outcome());
-      }
-    }
+    return untilAnswered(
+        () -> {
+          Execution run =
+              inbox.execute(
+                  "s",
+                  "one",
+                  tx -> {
+                    effect(tx, "s", "one", 1);
+                    Thread.sleep(20); // hold the key while others arrive
+                    return StoredResult.of(201, new byte[0]);
+                  });
+          return switch (run.outcome()) {
+            case NEW, DUPLICATE -> run.result().status();
+            case IN_PROGRESS -> null;
+            default -> throw new AssertionError("unexpected " + run.outcome());
+          };
+        });
   }
 
   /** A consumer's way: deliver in a batch of one until the key is done or a duplicate. */
   private int deliverUntilAnswered(Inbox inbox) throws Exception {
-    while (true) {
-      ItemResult<Long> item =
-          inbox
-              .executeBatch(
-                  "s",
-                  List.of(BatchItem.of("one", 1L)),
-                  BatchFailurePolicy.CONTINUE,
-                  (delivered, tx) -> {
-                    effect(tx, "s", "one", delivered.payload());
-                    Thread.sleep(20);
-                    return StoredResult.of(200, new byte[0]);
-                  })
-              .items()
-              .get(0);
-      switch (item.status()) {
-        case COMPLETED:
-          return 200;
-        case DUPLICATE:
-          return item.result().status();
-        case IN_PROGRESS:
-          Thread.sleep(5);
-          break;
-        default:
-          throw new AssertionError("unexpected " + item.status());
-      }
-    }
+    return untilAnswered(
+        () -> {
+          ItemResult<Long> item =
+              inbox
+                  .executeBatch(
+                      "s",
+                      List.of(BatchItem.of("one", 1L)),
+                      BatchFailurePolicy.CONTINUE,
+                      (delivered, tx) -> {
+                        effect(tx, "s", "one", delivered.payload());
+                        Thread.sleep(20);
+                        return StoredResult.of(200, new byte[0]);
+                      })
+                  .items()
+                  .get(0);
+          return switch (item.status()) {
+            case COMPLETED, DUPLICATE -> item.result().status();
+            case IN_PROGRESS -> null;
+            default -> throw new AssertionError("unexpected " + item.status());
+          };
+        });
   }
 }

@@ -42,15 +42,7 @@ class ReservedWordNamesTest extends InboxTestSupport {
     Claim lease = inbox.leases().claim("s", "k-3", null);
     inbox.leases().complete(inbox.leases().renew(lease.leaseToken()), null);
     // A failed attempt counted, then a retry claimed through the record, with a result stored.
-    assertThatThrownBy(
-            () ->
-                inbox.execute(
-                    "s",
-                    "k-4",
-                    tx -> {
-                      throw new IllegalStateException("boom");
-                    }))
-        .isInstanceOf(HandlerFailedException.class);
+    executeFailing(inbox, "s", "k-4", null);
     assertThat(inbox.execute("s", "k-4", tx -> StoredResult.of(201, new byte[0])).outcome())
         .isEqualTo(ClaimOutcome.NEW);
     assertThat(inbox.admin().lookup("s", "k-4", null).map(Claim::outcome))

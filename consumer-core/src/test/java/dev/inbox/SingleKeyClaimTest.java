@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.sql.Connection;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
@@ -43,19 +42,13 @@ class SingleKeyClaimTest extends InboxTestSupport {
           assertThat(inbox.claim(connection, "s", "warm-" + i, null).isNew()).isFalse();
           connection.commit();
         }
-        execute(
-            connection,
-            "INSERT INTO "
-                + schema
-                + ".inbox (scope, key, state, attempts, created_at, updated_at, completed_at)"
-                + " SELECT 's', 'filled-' || g, 'COMPLETED', 1, now(), now(), now()"
-                + " FROM generate_series(1, 200000) g");
+        InboxTable.fillWithCompletedKeys(connection, schema, 200_000);
         connection.commit();
 
         assertThat(inbox.claim(connection, "s", "filled-65432", null).outcome())
             .isEqualTo(ClaimOutcome.DUPLICATE);
         assertThat(inbox.claim(connection, "s", "another-new-key", null).isNew()).isTrue();
-        assertThat(sequentialScansOfInboxInThisTransaction(connection)).isZero();
+        assertThat(InboxTable.counters(connection, schema).sequentialScans()).isZero();
       } finally {
         // The connection goes back to the pool: leave no transaction and no plan setting behind.
         if (!connection.getAutoCommit()) {
@@ -171,18 +164,6 @@ class SingleKeyClaimTest extends InboxTestSupport {
       return pool.submit(() -> inbox.execute("s", key, handler));
     } finally {
       pool.shutdown();
-    }
-  }
-
-  private long sequentialScansOfInboxInThisTransaction(Connection connection) throws SQLException {
-    try (Statement statement = connection.createStatement();
-        ResultSet rs =
-            statement.executeQuery(
-                "SELECT seq_scan FROM pg_stat_xact_user_tables WHERE schemaname = '"
-                    + schema
-                    + "' AND relname = 'inbox'")) {
-      assertThat(rs.next()).as("the inbox table has statistics in this transaction").isTrue();
-      return rs.getLong(1);
     }
   }
 

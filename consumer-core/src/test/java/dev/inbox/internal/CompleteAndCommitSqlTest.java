@@ -4,16 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.inbox.Claim;
-import dev.inbox.ClaimOutcome;
 import dev.inbox.InboxRecord;
+import dev.inbox.InboxTable;
 import dev.inbox.RecordState;
 import dev.inbox.StoredResult;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -88,16 +86,7 @@ class CompleteAndCommitSqlTest extends EngineTestSupport {
     try (Connection tx = begin()) {
       Claim claim = claimAtStartAndApply(tx, "k");
       // A claim with another fencing token matches no row: a caller's or the inbox's bug.
-      Claim stale =
-          new Claim(
-              claim.scope(),
-              claim.key(),
-              ClaimOutcome.NEW,
-              claim.attempts(),
-              claim.fencingToken() + 1,
-              null,
-              null,
-              null);
+      Claim stale = InboxTable.withAnotherFencingToken(claim);
       assertThatThrownBy(() -> completeAndCommit(tx, stale, created))
           .isInstanceOf(SQLException.class)
           .hasMessageContaining("changed 0 rows, so nothing was committed");
@@ -114,17 +103,9 @@ class CompleteAndCommitSqlTest extends EngineTestSupport {
       Claim claim = claimAtStartAndApply(tx, "k");
       assertThat(completeInTransaction(tx, claim, created)).isEqualTo(1);
       // This transaction's own counters: one update of the inbox, and it was heap-only.
-      try (Statement s = tx.createStatement();
-          ResultSet rs =
-              s.executeQuery(
-                  "SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_xact_user_tables"
-                      + " WHERE schemaname = '"
-                      + schema
-                      + "' AND relname = 'inbox'")) {
-        assertThat(rs.next()).isTrue();
-        assertThat(rs.getLong(1)).as("updates").isEqualTo(1);
-        assertThat(rs.getLong(2)).as("heap-only updates").isEqualTo(1);
-      }
+      InboxTable.Counters counters = InboxTable.counters(tx, schema);
+      assertThat(counters.updates()).as("updates").isEqualTo(1);
+      assertThat(counters.heapOnlyUpdates()).as("heap-only updates").isEqualTo(1);
       tx.commit();
     }
     InboxRecord row = record("k");

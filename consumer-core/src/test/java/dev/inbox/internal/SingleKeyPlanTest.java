@@ -3,8 +3,8 @@ package dev.inbox.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.inbox.ClaimOutcome;
+import dev.inbox.InboxTable;
 import java.sql.Connection;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import org.junit.jupiter.api.Test;
@@ -50,22 +50,16 @@ class SingleKeyPlanTest extends EngineTestSupport {
               .isEqualTo(ClaimOutcome.DUPLICATE);
           connection.rollback();
         }
-        execute(
-            connection,
-            "INSERT INTO "
-                + schema
-                + ".inbox (scope, key, state, attempts, created_at, updated_at, completed_at)"
-                + " SELECT 's', 'filled-' || g, 'COMPLETED', 1, now(), now(), now()"
-                + " FROM generate_series(1, 200000) g");
+        InboxTable.fillWithCompletedKeys(connection, schema, 200_000);
         connection.commit();
 
         assertThat(claimAtStart(connection, "new-key").isNew()).isTrue();
-        assertThat(sequentialScansOfInboxInThisTransaction(connection)).isZero();
+        assertThat(InboxTable.counters(connection, schema).sequentialScans()).isZero();
         connection.rollback();
 
         assertThat(claimAtStart(connection, "filled-123456").outcome())
             .isEqualTo(ClaimOutcome.DUPLICATE);
-        assertThat(sequentialScansOfInboxInThisTransaction(connection)).isZero();
+        assertThat(InboxTable.counters(connection, schema).sequentialScans()).isZero();
         connection.rollback();
 
         // The reservation's read, for a new key and for a settled one.
@@ -75,7 +69,7 @@ class SingleKeyPlanTest extends EngineTestSupport {
                     .claim()
                     .isNew())
             .isTrue();
-        assertThat(sequentialScansOfInboxInThisTransaction(connection)).isZero();
+        assertThat(InboxTable.counters(connection, schema).sequentialScans()).isZero();
         connection.rollback();
         assertThat(
                 claimer
@@ -83,7 +77,7 @@ class SingleKeyPlanTest extends EngineTestSupport {
                     .claim()
                     .outcome())
             .isEqualTo(ClaimOutcome.DUPLICATE);
-        assertThat(sequentialScansOfInboxInThisTransaction(connection)).isZero();
+        assertThat(InboxTable.counters(connection, schema).sequentialScans()).isZero();
         connection.rollback();
       } finally {
         // The connection goes back to the pool: leave no transaction and no plan setting behind.
@@ -93,18 +87,6 @@ class SingleKeyPlanTest extends EngineTestSupport {
         }
         execute(connection, "RESET plan_cache_mode");
       }
-    }
-  }
-
-  private long sequentialScansOfInboxInThisTransaction(Connection connection) throws SQLException {
-    try (Statement statement = connection.createStatement();
-        ResultSet rs =
-            statement.executeQuery(
-                "SELECT seq_scan FROM pg_stat_xact_user_tables WHERE schemaname = '"
-                    + schema
-                    + "' AND relname = 'inbox'")) {
-      assertThat(rs.next()).as("the inbox table has statistics in this transaction").isTrue();
-      return rs.getLong(1);
     }
   }
 
