@@ -7,7 +7,6 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.inbox.testing.TestDataSources;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
-import java.sql.SQLException;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
@@ -25,7 +24,7 @@ class CompletionTest extends InboxTestSupport {
   @Test
   void execute_commits_the_effect_and_the_stored_result_and_leaves_the_connection_usable()
       throws Exception {
-    inbox(); // migrates the schema through the shared pool: Flyway needs two connections
+    Inbox shared = inbox(); // migrates the schema: Flyway needs two connections
     AtomicInteger firstBackend = new AtomicInteger();
     AtomicInteger nextBackend = new AtomicInteger();
     try (HikariDataSource oneConnection = TestDataSources.pool(1);
@@ -57,13 +56,13 @@ class CompletionTest extends InboxTestSupport {
                       tx -> {
                         nextBackend.set(HeldKey.backendPid(tx));
                         effect(tx, "s", "k2", 5);
-                        throw new SQLException("could not serialize access", "40001");
+                        throw serializationFailure();
                       }))
           .isInstanceOf(InboxDatabaseException.class);
       assertThat(nextBackend).as("the same connection").hasValue(firstBackend.get());
     }
     assertThat(effects("k2")).isZero();
-    assertThat(inbox().admin().find("s", "k2")).isEmpty();
+    assertThat(shared.admin().find("s", "k2")).isEmpty();
   }
 
   @Test

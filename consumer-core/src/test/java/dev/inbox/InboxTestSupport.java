@@ -155,6 +155,14 @@ abstract class InboxTestSupport {
         });
   }
 
+  /**
+   * What a handler throws to fail like a serialization failure: its writes are rolled back, and the
+   * attempt is not counted, as after a caller's rollback.
+   */
+  protected static SQLException serializationFailure() {
+    return new SQLException("could not serialize access due to concurrent update", "40001");
+  }
+
   /** {@code execute} of the key with a handler that throws: a failed attempt, counted. */
   protected static void executeFailing(Inbox inbox, String scope, String key, byte[] fingerprint) {
     assertThatThrownBy(
@@ -224,11 +232,8 @@ abstract class InboxTestSupport {
   }
 
   protected long queryLong(String query) throws SQLException {
-    try (Connection c = dataSource.getConnection();
-        Statement s = c.createStatement();
-        ResultSet rs = s.executeQuery(query)) {
-      rs.next();
-      return rs.getLong(1);
+    try (Connection c = dataSource.getConnection()) {
+      return queryLong(c, query);
     }
   }
 
@@ -251,11 +256,8 @@ abstract class InboxTestSupport {
   }
 
   protected String queryString(String query) throws SQLException {
-    try (Connection c = dataSource.getConnection();
-        Statement s = c.createStatement();
-        ResultSet rs = s.executeQuery(query)) {
-      rs.next();
-      return rs.getString(1);
+    try (Connection c = dataSource.getConnection()) {
+      return queryString(c, query);
     }
   }
 

@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
-import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -32,13 +31,22 @@ class ReservationTest extends InboxTestSupport {
   private final StoredResult created =
       StoredResult.of(201, "paid".getBytes(StandardCharsets.UTF_8));
 
-  private String inboxRowOf(String key) {
-    return "SELECT count(*) FROM " + schema + ".inbox WHERE scope = 's' AND key = '" + key + "'";
+  /** Then, in a handler after its effect. */
+  private interface AfterEffect {
+    void run(Connection tx) throws Exception;
   }
 
-  /** Fails like a serialization failure: rolled back, and the attempt is not counted. */
-  private static SQLException serializationFailure() {
-    return new SQLException("could not serialize access due to concurrent update", "40001");
+  /** A handler that writes k's effect, runs {@code then}, and returns {@code created}. */
+  private TransactionalHandler paying(AfterEffect then) {
+    return tx -> {
+      effect(tx, "s", "k", 7);
+      then.run(tx);
+      return created;
+    };
+  }
+
+  private String inboxRowOf(String key) {
+    return "SELECT count(*) FROM " + schema + ".inbox WHERE scope = 's' AND key = '" + key + "'";
   }
 
   @Test
@@ -50,11 +58,7 @@ class ReservationTest extends InboxTestSupport {
             "s",
             "k",
             FINGERPRINT,
-            tx -> {
-              effect(tx, "s", "k", 7);
-              rowsSeenByTheHandler.set(queryLong(tx, inboxRowOf("k")));
-              return created;
-            });
+            paying(tx -> rowsSeenByTheHandler.set(queryLong(tx, inboxRowOf("k")))));
     assertThat(run.outcome()).isEqualTo(ClaimOutcome.NEW);
     // Not even an uncommitted row in the handler's own transaction: the claim wrote nothing.
     assertThat(rowsSeenByTheHandler).hasValue(0);
@@ -101,15 +105,7 @@ class ReservationTest extends InboxTestSupport {
       Future<Execution> second =
           pool.submit(
               () ->
-                  inbox.execute(
-                      "s",
-                      "k",
-                      FINGERPRINT,
-                      tx -> {
-                        secondRuns.incrementAndGet();
-                        effect(tx, "s", "k", 7);
-                        return StoredResult.of(200, new byte[0]);
-                      }));
+                  inbox.execute("s", "k", FINGERPRINT, paying(tx -> secondRuns.incrementAndGet())));
       awaitBlockedBy(first.pid(), second);
 
       assertThat(first.execution().outcome()).isEqualTo(ClaimOutcome.NEW);
@@ -129,14 +125,7 @@ class ReservationTest extends InboxTestSupport {
     AtomicInteger secondRuns = new AtomicInteger();
     try (HeldKey first = reservedWithEffect(inbox, new AtomicInteger())) {
       Execution second =
-          inbox.execute(
-              "s",
-              "k",
-              FINGERPRINT,
-              tx -> {
-                secondRuns.incrementAndGet();
-                return null;
-              });
+          inbox.execute("s", "k", FINGERPRINT, paying(tx -> secondRuns.incrementAndGet()));
       assertThat(second.outcome()).isEqualTo(ClaimOutcome.IN_PROGRESS);
     }
     assertThat(secondRuns).as("runs of the second handler").hasValue(0);
@@ -182,14 +171,14 @@ class ReservationTest extends InboxTestSupport {
             "s",
             "k",
             FINGERPRINT,
-            tx -> {
-              stateSeenByTheHandler.set(
-                  queryString(
-                      tx,
-                      "SELECT state FROM " + schema + ".inbox WHERE scope = 's' AND key = 'k'"));
-              effect(tx, "s", "k", 7);
-              return created;
-            });
+            paying(
+                tx ->
+                    stateSeenByTheHandler.set(
+                        queryString(
+                            tx,
+                            "SELECT state FROM "
+                                + schema
+                                + ".inbox WHERE scope = 's' AND key = 'k'"))));
     assertThat(second.outcome()).isEqualTo(ClaimOutcome.NEW);
     assertThat(second.claim().attempts()).isEqualTo(2);
     assertThat(stateSeenByTheHandler)
@@ -260,16 +249,7 @@ class ReservationTest extends InboxTestSupport {
 
   /** {@code execute} of "k" holding its reservation; once released, writes one effect. */
   private HeldKey reservedWithEffect(Inbox inbox, AtomicInteger runs) throws Exception {
-    return HeldKey.reserved(
-        inbox,
-        "s",
-        "k",
-        FINGERPRINT,
-        tx -> {
-          runs.incrementAndGet();
-          effect(tx, "s", "k", 7);
-          return created;
-        });
+    return HeldKey.reserved(inbox, "s", "k", FINGERPRINT, paying(tx -> runs.incrementAndGet()));
   }
 
   @Test
@@ -295,16 +275,7 @@ class ReservationTest extends InboxTestSupport {
     Inbox inbox = inbox();
     try (Connection tx = dataSource.getConnection()) {
       tx.setAutoCommit(false);
-      Execution run =
-          joining(tx)
-              .execute(
-                  "s",
-                  "k",
-                  FINGERPRINT,
-                  joined -> {
-                    effect(joined, "s", "k", 7);
-                    return created;
-                  });
+      Execution run = joining(tx).execute("s", "k", FINGERPRINT, paying(joined -> {}));
       assertThat(run.outcome()).isEqualTo(ClaimOutcome.NEW);
       assertThat(inbox.admin().find("s", "k")).as("not before the caller commits").isEmpty();
       tx.commit();
@@ -322,25 +293,18 @@ class ReservationTest extends InboxTestSupport {
                     "s",
                     "k",
                     FINGERPRINT,
-                    tx -> {
-                      effect(tx, "s", "k", 7);
-                      // Waits until the backend is gone: its transaction and lock with it.
-                      sql("SELECT pg_terminate_backend(" + HeldKey.backendPid(tx) + ", 10000)");
-                      return created;
-                    }))
+                    // Waits until the backend is gone: its transaction and lock with it.
+                    paying(
+                        tx ->
+                            sql(
+                                "SELECT pg_terminate_backend("
+                                    + HeldKey.backendPid(tx)
+                                    + ", 10000)"))))
         .isInstanceOf(InboxDatabaseException.class);
     assertThat(effects("k")).isZero();
     assertThat(inbox.admin().find("s", "k")).isEmpty();
 
-    Execution retry =
-        inbox.execute(
-            "s",
-            "k",
-            FINGERPRINT,
-            tx -> {
-              effect(tx, "s", "k", 7);
-              return created;
-            });
+    Execution retry = inbox.execute("s", "k", FINGERPRINT, paying(tx -> {}));
     assertThat(retry.executed()).as("no lock or row outlived the backend").isTrue();
     assertThat(effects("k")).isEqualTo(1);
   }

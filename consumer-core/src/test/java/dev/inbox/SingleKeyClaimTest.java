@@ -133,8 +133,7 @@ class SingleKeyClaimTest extends InboxTestSupport {
             null,
             tx -> {
               effect(tx, "s", "race", 100);
-              // Rolled back, and not counted as an attempt: as a caller's rollback.
-              throw new SQLException("could not serialize access", "40001");
+              throw serializationFailure();
             })) {
       waiting = executeAside(inbox, "race", withEffect("race", 7));
       awaitBlockedBy(first.pid(), waiting);
