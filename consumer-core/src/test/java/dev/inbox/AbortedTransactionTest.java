@@ -186,48 +186,53 @@ class AbortedTransactionTest extends InboxTestSupport {
     assertThat(state(inbox, "p-2")).isEqualTo(RecordState.FAILED);
   }
 
-  private interface Claiming<T> {
-    T claim(Connection tx) throws Exception;
-  }
-
-  private interface Completion<T> {
-    void complete(Connection tx, T claimed);
-  }
-
   /**
-   * Claims p-2, aborts the transaction as the handler idiom does, and expects each completion to
-   * refuse.
+   * {@code complete} on a caller's transaction that the idiom aborted refuses, and commits nothing.
+   * The completions inside {@code execute} never meet an aborted transaction: the handler's check
+   * fails the attempt first, for a reserved key (attempt 1 of the first test) as for a key claimed
+   * through its record (attempt 2).
    */
-  private <T> void claimAbortAndComplete(Claiming<T> claiming, List<Completion<T>> completions)
-      throws Exception {
-    try (Connection tx = dataSource.getConnection()) {
-      tx.setAutoCommit(false);
-      T claimed = claiming.claim(tx);
-      bookSwallowingDuplicates(tx, "pay", "p-2");
-      for (Completion<T> completion : completions) {
-        assertThatThrownBy(() -> completion.complete(tx, claimed))
-            .isInstanceOf(InboxDatabaseException.class)
-            .hasMessageContaining("aborted");
-      }
-      tx.rollback();
-    }
-  }
-
   @Test
   void completing_on_an_aborted_callers_transaction_throws_and_commits_nothing() throws Exception {
     Inbox inbox = inbox();
-    this.<Claim>claimAbortAndComplete(
-        tx -> inbox.claim(tx, "pay", "p-2", null),
-        List.of((tx, claim) -> inbox.complete(tx, claim, null)));
-    this.<Claim>claimAbortAndComplete(
-        tx -> inbox.claimAtStart(tx, "pay", "p-2", null),
-        List.of((tx, claim) -> inbox.completeAndCommit(tx, claim, null)));
-    this.<Reservation>claimAbortAndComplete(
-        tx -> inbox.reserveAtStart(tx, "pay", "p-2", null),
-        List.of(
-            (tx, reservation) -> inbox.complete(tx, reservation, null),
-            (tx, reservation) -> inbox.completeAndCommit(tx, reservation, null)));
+    try (Connection tx = dataSource.getConnection()) {
+      tx.setAutoCommit(false);
+      Claim claim = inbox.claim(tx, "pay", "p-2", null);
+      bookSwallowingDuplicates(tx, "pay", "p-2");
+      assertThatThrownBy(() -> inbox.complete(tx, claim, null))
+          .isInstanceOf(InboxDatabaseException.class)
+          .hasMessageContaining("aborted");
+      tx.rollback();
+    }
     assertThat(effects()).as("effect rows").isZero();
     assertThat(inboxRows()).as("inbox rows").isZero();
+  }
+
+  @Test
+  void
+      execute_on_a_callers_transaction_counts_an_aborted_handler_and_leaves_the_transaction_usable()
+          throws Exception {
+    Inbox inbox = inbox();
+    try (Connection tx = dataSource.getConnection()) {
+      tx.setAutoCommit(false);
+      assertThatThrownBy(
+              () ->
+                  joining(tx)
+                      .execute(
+                          "pay",
+                          "p-2",
+                          joined -> {
+                            bookSwallowingDuplicates(joined, "pay", "p-2");
+                            return null;
+                          }))
+          .isInstanceOf(HandlerFailedException.class)
+          .hasMessageContaining("aborted");
+      effect(tx, "pay", "unrelated", 1);
+      tx.commit();
+    }
+    assertThat(effects()).as("effect rows: the caller's own").isEqualTo(1);
+    assertThat(effects("p-2")).isZero();
+    assertThat(state(inbox, "p-2")).isEqualTo(RecordState.FAILED);
+    assertThat(inbox.admin().find("pay", "p-2").orElseThrow().attempts()).isEqualTo(1);
   }
 }

@@ -8,8 +8,8 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * {@code executeBatchAtOnce}: one handler call for all new items, and when it throws, one call per
- * item to find and fail only the poison one.
+ * A {@linkplain BatchHandler#setBased set-based} handler: one call for all new items, and when it
+ * throws, one call per item to find and fail only the poison one.
  */
 class BatchAtOnceTest extends InboxTestSupport {
   /** The keys of each handler call, in order; the test instance is shared, so it is reset. */

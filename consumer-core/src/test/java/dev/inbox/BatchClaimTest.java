@@ -26,6 +26,7 @@ class BatchClaimTest extends InboxTestSupport {
     inbox.executeBatch(
         "consumer",
         earlier,
+        BatchFailurePolicy.CONTINUE,
         (item, tx) -> {
           effect(tx, "consumer", item.key(), item.payload());
           return null;
@@ -56,6 +57,7 @@ class BatchClaimTest extends InboxTestSupport {
         inbox.executeBatch(
             "consumer",
             batch,
+            BatchFailurePolicy.CONTINUE,
             (item, tx) -> {
               handled.incrementAndGet();
               effect(tx, "consumer", item.key(), item.payload());
@@ -91,6 +93,7 @@ class BatchClaimTest extends InboxTestSupport {
         inbox.executeBatch(
             "consumer",
             batch,
+            BatchFailurePolicy.CONTINUE,
             (item, tx) -> {
               if (scans.isEmpty()) {
                 try (var s = tx.createStatement();
@@ -125,6 +128,7 @@ class BatchClaimTest extends InboxTestSupport {
         inbox.executeBatch(
             "consumer",
             batch,
+            BatchFailurePolicy.CONTINUE,
             (item, tx) -> {
               effect(tx, "consumer", item.key(), item.payload());
               if (item.payload() == 4 && deadlocks.getAndDecrement() > 0) {
@@ -144,6 +148,7 @@ class BatchClaimTest extends InboxTestSupport {
                 inbox.executeBatch(
                     "consumer",
                     List.of(BatchItem.of("always-deadlocked", 1)),
+                    BatchFailurePolicy.CONTINUE,
                     (item, tx) -> {
                       throw new SQLException("deadlock detected", "40P01");
                     }))
@@ -162,6 +167,7 @@ class BatchClaimTest extends InboxTestSupport {
         inbox.executeBatch(
             "consumer",
             batch,
+            BatchFailurePolicy.CONTINUE,
             (item, tx) -> {
               effect(tx, "consumer", item.key(), item.payload());
               if (item.payload() == 17) {
@@ -180,6 +186,7 @@ class BatchClaimTest extends InboxTestSupport {
         inbox.executeBatch(
             "consumer",
             batch,
+            BatchFailurePolicy.CONTINUE,
             (item, tx) -> {
               effect(tx, "consumer", item.key(), item.payload());
               throw new IllegalArgumentException("poison");
@@ -187,7 +194,8 @@ class BatchClaimTest extends InboxTestSupport {
     assertThat(again.count(ItemStatus.DUPLICATE)).isEqualTo(49);
     assertThat(again.items().get(17).status()).isEqualTo(ItemStatus.FAILED);
     assertThat(again.items().get(17).attempts()).isEqualTo(2);
-    BatchResult<Integer> third = inbox.executeBatch("consumer", batch, (item, tx) -> null);
+    BatchResult<Integer> third =
+        inbox.executeBatch("consumer", batch, BatchFailurePolicy.CONTINUE, (item, tx) -> null);
     assertThat(third.items().get(17).status()).isEqualTo(ItemStatus.GAVE_UP);
     assertThat(effects()).isEqualTo(49);
   }
@@ -245,6 +253,7 @@ class BatchClaimTest extends InboxTestSupport {
         inbox.executeBatch(
             "s",
             batch,
+            BatchFailurePolicy.CONTINUE,
             (item, tx) -> {
               effect(tx, "s", item.key(), 1);
               return null;
@@ -260,7 +269,7 @@ class BatchClaimTest extends InboxTestSupport {
     Inbox inbox = inbox();
     List<BatchItem<Integer>> batch = List.of(BatchItem.of("good", 1), BatchItem.of("bad\u0000", 2));
     org.assertj.core.api.Assertions.assertThatThrownBy(
-            () -> inbox.executeBatch("s", batch, (item, tx) -> null))
+            () -> inbox.executeBatch("s", batch, BatchFailurePolicy.CONTINUE, (item, tx) -> null))
         .isInstanceOf(InvalidKeyException.class)
         .hasMessageContaining("control characters");
     assertThat(inboxRows()).isZero();

@@ -49,7 +49,7 @@ class BringYourOwnTransactionTest extends InboxTestSupport {
   void a_lock_timeout_answers_in_progress_without_aborting_and_restores_the_callers_lock_timeout()
       throws Exception {
     Inbox inbox = inbox(s -> s.lockTimeout(Duration.ofMillis(200)));
-    try (HeldKey held = HeldKey.hold(inbox, "orders", "o-2");
+    try (HeldKey held = HeldKey.claimed(inbox, "orders", "o-2");
         Connection tx = dataSource.getConnection()) {
       tx.setAutoCommit(false);
       try (Statement s = tx.createStatement()) {
@@ -68,32 +68,30 @@ class BringYourOwnTransactionTest extends InboxTestSupport {
     assertThat(effects("still-usable")).isEqualTo(1);
   }
 
+  /**
+   * What {@code claimAtStart} did, a claim that begins its transaction, is now how {@code execute}
+   * claims: once, a duplicate after, and IN_PROGRESS while another claimant holds the key past the
+   * lock timeout.
+   */
   @Test
-  void claim_at_start_claims_once_answers_duplicates_and_times_out_as_in_progress()
-      throws Exception {
+  void execute_claims_once_answers_duplicates_and_times_out_as_in_progress() throws Exception {
     Inbox inbox = inbox(s -> s.lockTimeout(Duration.ofMillis(200)));
-    try (Connection tx = dataSource.getConnection()) {
-      tx.setAutoCommit(false);
-      Claim claim = inbox.claimAtStart(tx, "orders", "o-3", null);
-      assertThat(claim.outcome()).isEqualTo(ClaimOutcome.NEW);
-      effect(tx, "orders", "o-3", 5);
-      inbox.complete(tx, claim, null);
-      tx.commit();
-    }
-    try (Connection tx = dataSource.getConnection()) {
-      tx.setAutoCommit(false);
-      assertThat(inbox.claimAtStart(tx, "orders", "o-3", null).outcome())
-          .isEqualTo(ClaimOutcome.DUPLICATE);
-      tx.rollback();
-    }
-    try (HeldKey held = HeldKey.hold(inbox, "orders", "o-4");
-        Connection tx = dataSource.getConnection()) {
-      tx.setAutoCommit(false);
-      assertThat(inbox.claimAtStart(tx, "orders", "o-4", null).outcome())
+    assertThat(executeWithEffect(inbox, "orders", "o-3").outcome()).isEqualTo(ClaimOutcome.NEW);
+    assertThat(executeWithEffect(inbox, "orders", "o-3").outcome())
+        .isEqualTo(ClaimOutcome.DUPLICATE);
+    try (HeldKey held = HeldKey.reserved(inbox, "orders", "o-4")) {
+      assertThat(executeWithEffect(inbox, "orders", "o-4").outcome())
+          .as("held by another execute")
           .isEqualTo(ClaimOutcome.IN_PROGRESS);
-      tx.rollback();
+    }
+    try (HeldKey held = HeldKey.claimed(inbox, "orders", "o-5")) {
+      assertThat(executeWithEffect(inbox, "orders", "o-5").outcome())
+          .as("held by a consumer's batch")
+          .isEqualTo(ClaimOutcome.IN_PROGRESS);
     }
     assertThat(effects("o-3")).isEqualTo(1);
+    assertThat(effects("o-4")).isZero();
+    assertThat(effects("o-5")).isZero();
   }
 
   @Test

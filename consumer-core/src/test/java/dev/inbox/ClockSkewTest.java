@@ -43,19 +43,19 @@ class ClockSkewTest extends InboxTestSupport {
     assertThat(fast.leases().claim("mail", "m-1", null).outcome())
         .as("a leased claim on the fast node")
         .isEqualTo(ClaimOutcome.IN_PROGRESS);
-    assertThat(fast.lookup("mail", "m-1", null).map(Claim::outcome))
+    assertThat(fast.admin().lookup("mail", "m-1", null).map(Claim::outcome))
         .contains(ClaimOutcome.IN_PROGRESS);
     assertThat(executeWithEffect(fast, "mail", "m-1").outcome())
         .isEqualTo(ClaimOutcome.IN_PROGRESS);
     assertThat(deliverWithEffect(fast, "mail", "m-1", null)).isEqualTo(ItemStatus.IN_PROGRESS);
-    assertThat(fast.release("mail", "m-1")).isEqualTo(ReleaseResult.NOT_RELEASABLE);
+    assertThat(fast.admin().release("mail", "m-1")).isEqualTo(ReleaseResult.NOT_RELEASABLE);
 
-    LeaseToken renewed = honest.renew(owned.leaseToken());
-    assertThatCode(() -> honest.complete(renewed, null))
+    LeaseToken renewed = honest.leases().renew(owned.leaseToken());
+    assertThatCode(() -> honest.leases().complete(renewed, null))
         .as("the honest owner still holds its lease")
         .doesNotThrowAnyException();
     assertThat(effects()).as("effects run by the fast node").isZero();
-    InboxRecord record = honest.find("mail", "m-1").orElseThrow();
+    InboxRecord record = honest.admin().find("mail", "m-1").orElseThrow();
     assertThat(record.attempts()).as("attempts: no takeover").isEqualTo(1);
     assertThat(record.state()).isEqualTo(RecordState.COMPLETED);
   }
@@ -70,13 +70,13 @@ class ClockSkewTest extends InboxTestSupport {
         .as("a leased claim on the honest node")
         .isEqualTo(ClaimOutcome.IN_PROGRESS);
 
-    LeaseToken renewed = slow.renew(owned.leaseToken());
+    LeaseToken renewed = slow.leases().renew(owned.leaseToken());
     assertThat(honest.leases().claim("mail", "m-2", null).outcome())
         .as("a leased claim on the honest node after the renewal")
         .isEqualTo(ClaimOutcome.IN_PROGRESS);
     assertThat(renewed.lockedUntil()).isAfter(Instant.now().plus(Duration.ofSeconds(5)));
-    slow.complete(renewed, null);
-    assertThat(slow.find("mail", "m-2").orElseThrow().attempts()).isEqualTo(1);
+    slow.leases().complete(renewed, null);
+    assertThat(slow.admin().find("mail", "m-2").orElseThrow().attempts()).isEqualTo(1);
   }
 
   @Test
@@ -86,7 +86,7 @@ class ClockSkewTest extends InboxTestSupport {
     Inbox fast = node("fast", ahead(), Duration.ofSeconds(40));
     assertThat(honest.execute("pay", "p-1", tx -> null).executed()).isTrue();
 
-    assertThat(fast.purgeExpired()).as("rows purged by the fast node").isZero();
+    assertThat(fast.admin().purgeExpired()).as("rows purged by the fast node").isZero();
     assertThat(inboxRows()).isEqualTo(1);
     assertThat(honest.execute("pay", "p-1", tx -> null).outcome())
         .isEqualTo(ClaimOutcome.DUPLICATE);

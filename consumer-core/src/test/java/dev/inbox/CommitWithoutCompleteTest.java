@@ -60,12 +60,14 @@ class CommitWithoutCompleteTest extends InboxTestSupport {
         .isEqualTo(ClaimOutcome.DUPLICATE);
     try (Connection tx = dataSource.getConnection()) {
       tx.setAutoCommit(false);
-      assertThat(inbox.claimAtStart(tx, "orders", "o-2", null).outcome())
+      Inbox joining = joining(tx);
+      assertThat(executeWithEffect(joining, "orders", "o-2").outcome())
+          .as("execute on a caller's transaction")
           .isEqualTo(ClaimOutcome.DUPLICATE);
-      tx.rollback();
-      assertThat(inbox.reserveAtStart(tx, "orders", "o-2", null).outcome())
-          .isEqualTo(ClaimOutcome.DUPLICATE);
-      tx.rollback();
+      assertThat(deliverWithEffect(joining, "orders", "o-2", null))
+          .as("a batch on a caller's transaction")
+          .isEqualTo(ItemStatus.DUPLICATE);
+      tx.commit();
     }
     assertThat(inbox.admin().release("orders", "o-2")).isEqualTo(ReleaseResult.NOT_RELEASABLE);
     assertThat(effects("o-2")).as("effect rows of o-2").isEqualTo(1);

@@ -16,29 +16,18 @@ class FailedAttemptFingerprintTest extends InboxTestSupport {
   private static final byte[] REQUEST_A = Fingerprints.sha256("POST /payments amount=100");
   private static final byte[] REQUEST_B = Fingerprints.sha256("POST /payments amount=999999");
 
-  private Reservation reserve(Inbox inbox, Connection tx, String key, byte[] fingerprint)
-      throws Exception {
-    Reservation reservation = inbox.reserveAtStart(tx, "api", key, fingerprint);
-    tx.rollback();
-    return reservation;
-  }
-
   @Test
-  void a_failed_reservation_keeps_its_fingerprint() throws Exception {
+  void a_failed_execution_of_a_reserved_key_keeps_its_fingerprint() throws Exception {
     Inbox inbox = inbox();
-    try (Connection tx = dataSource.getConnection()) {
-      tx.setAutoCommit(false);
-      Reservation first = reserve(inbox, tx, "r-1", REQUEST_A);
-      assertThat(first.outcome()).isEqualTo(ClaimOutcome.NEW);
-      inbox.recordFailure(first, "the handler answered 503");
+    // A key with no record is reserved, and no row is written until the failure is counted.
+    executeFailing(inbox, "api", "r-1", REQUEST_A);
 
-      assertThat(reserve(inbox, tx, "r-1", REQUEST_B).outcome())
-          .as("a retry with another request")
-          .isEqualTo(ClaimOutcome.MISMATCH);
-      assertThat(reserve(inbox, tx, "r-1", REQUEST_A).outcome())
-          .as("a retry with the same request")
-          .isEqualTo(ClaimOutcome.NEW);
-    }
+    assertThat(inbox.execute("api", "r-1", REQUEST_B, tx -> null).outcome())
+        .as("a retry with another request")
+        .isEqualTo(ClaimOutcome.MISMATCH);
+    assertThat(inbox.execute("api", "r-1", REQUEST_A, tx -> null).outcome())
+        .as("a retry with the same request")
+        .isEqualTo(ClaimOutcome.NEW);
     assertThat(inbox.admin().find("api", "r-1").orElseThrow().fingerprint()).isEqualTo(REQUEST_A);
   }
 
@@ -61,15 +50,19 @@ class FailedAttemptFingerprintTest extends InboxTestSupport {
       assertThat(second.attempts()).isEqualTo(2);
       tx.rollback();
     }
-    try (Connection tx = dataSource.getConnection()) {
-      tx.setAutoCommit(false);
-      Claim first = inbox.claimAtStart(tx, "api", "c-2", REQUEST_A);
-      tx.rollback();
-      inbox.recordFailure(first, "the handler threw");
-      assertThat(inbox.claimAtStart(tx, "api", "c-2", REQUEST_B).outcome())
-          .isEqualTo(ClaimOutcome.MISMATCH);
-      tx.rollback();
-    }
+    assertThat(inbox.admin().find("api", "c-1").orElseThrow().fingerprint()).isEqualTo(REQUEST_A);
+  }
+
+  @Test
+  void a_failed_retry_claimed_through_the_record_keeps_the_first_fingerprint() throws Exception {
+    Inbox inbox = inbox();
+    executeFailing(inbox, "api", "c-2", REQUEST_A);
+    // The key has a record now: the retry claims the row, and fails again.
+    executeFailing(inbox, "api", "c-2", REQUEST_A);
+    assertThat(inbox.admin().find("api", "c-2").orElseThrow().attempts()).isEqualTo(2);
+
+    assertThat(inbox.execute("api", "c-2", REQUEST_B, tx -> null).outcome())
+        .isEqualTo(ClaimOutcome.MISMATCH);
     assertThat(inbox.admin().lookup("api", "c-2", REQUEST_B).map(Claim::outcome))
         .contains(ClaimOutcome.MISMATCH);
   }

@@ -49,10 +49,9 @@ class FingerprintKindsTest extends InboxTestSupport {
       tx.setAutoCommit(false);
       assertThat(inbox.claim(tx, "pay", "k-1", kafka).outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
       tx.rollback();
-      assertThat(inbox.reserveAtStart(tx, "pay", "k-1", kafka).outcome())
-          .isEqualTo(ClaimOutcome.DUPLICATE);
-      tx.rollback();
     }
+    assertThat(inbox.execute("pay", "k-1", kafka, tx -> null).outcome())
+        .isEqualTo(ClaimOutcome.DUPLICATE);
     assertThat(effects("k-1")).as("effect rows of k-1").isEqualTo(1);
   }
 
@@ -70,12 +69,7 @@ class FingerprintKindsTest extends InboxTestSupport {
   void a_failed_attempt_is_retried_by_another_channel_and_mismatched_by_its_own_kind()
       throws Exception {
     Inbox inbox = inbox(s -> s.maxAttempts(3));
-    try (Connection tx = dataSource.getConnection()) {
-      tx.setAutoCommit(false);
-      Reservation overHttp = inbox.reserveAtStart(tx, "pay", "k-3", HTTP_REQUEST);
-      tx.rollback();
-      inbox.recordFailure(overHttp, "the handler answered 503");
-    }
+    executeFailing(inbox, "pay", "k-3", HTTP_REQUEST);
     byte[] kafka = message("{\"amount\":100}");
     assertThat(deliver(inbox, "k-3", kafka))
         .as("a message retrying a key whose HTTP attempt failed")

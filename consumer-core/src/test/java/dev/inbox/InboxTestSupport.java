@@ -1,5 +1,8 @@
 package dev.inbox;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
 import com.zaxxer.hikari.HikariDataSource;
 import dev.inbox.testing.TestDataSources;
 import java.sql.Connection;
@@ -10,6 +13,7 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.Future;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -77,6 +81,38 @@ abstract class InboxTestSupport {
   }
 
   /**
+   * An inbox that joins {@code transaction} ({@link InboxBuilder#callerTransactions}), as one bound
+   * to the thread by Spring's {@code @Transactional} would: its {@code execute} and {@code
+   * executeBatch} run on that transaction, under a savepoint, and never commit it.
+   */
+  protected Inbox joining(Connection transaction) {
+    Inbox inbox =
+        Inbox.builder()
+            .dataSource(dataSource)
+            .settings(settings().build())
+            .callerTransactions(() -> transaction)
+            .migrate(true)
+            .build();
+    inboxes.add(inbox);
+    return inbox;
+  }
+
+  /**
+   * Returns once some backend waits for a lock that the backend {@code holder} holds. Fails when
+   * {@code waiter}, the call expected to wait, ends first.
+   */
+  protected void awaitBlockedBy(int holder, Future<?> waiter) throws Exception {
+    while (queryLong(
+            "SELECT count(*) FROM pg_stat_activity WHERE "
+                + holder
+                + " = ANY(pg_blocking_pids(pid))")
+        == 0) {
+      assertThat(waiter.isDone()).as("the waiter cannot finish before the holder").isFalse();
+      Thread.sleep(10);
+    }
+  }
+
+  /**
    * Time passes for every record of the inbox table: its times and lease ends move that far into
    * the past. The inbox compares them with the database's clock, so this is how a test makes a
    * lease expire or a record outlive its retention without waiting.
@@ -117,6 +153,28 @@ abstract class InboxTestSupport {
           effect(tx, scope, key, 1);
           return null;
         });
+  }
+
+  /**
+   * What a handler throws to fail like a serialization failure: its writes are rolled back, and the
+   * attempt is not counted, as after a caller's rollback.
+   */
+  protected static SQLException serializationFailure() {
+    return new SQLException("could not serialize access due to concurrent update", "40001");
+  }
+
+  /** {@code execute} of the key with a handler that throws: a failed attempt, counted. */
+  protected static void executeFailing(Inbox inbox, String scope, String key, byte[] fingerprint) {
+    assertThatThrownBy(
+            () ->
+                inbox.execute(
+                    scope,
+                    key,
+                    fingerprint,
+                    tx -> {
+                      throw new IllegalStateException("the handler failed");
+                    }))
+        .isInstanceOf(HandlerFailedException.class);
   }
 
   /** The key delivered in a batch of one, with a handler that writes one effect row. */
@@ -174,20 +232,32 @@ abstract class InboxTestSupport {
   }
 
   protected long queryLong(String query) throws SQLException {
-    try (Connection c = dataSource.getConnection();
-        Statement s = c.createStatement();
+    try (Connection c = dataSource.getConnection()) {
+      return queryLong(c, query);
+    }
+  }
+
+  /** A count or number read on the given connection, inside its transaction. */
+  protected static long queryLong(Connection connection, String query) throws SQLException {
+    try (Statement s = connection.createStatement();
         ResultSet rs = s.executeQuery(query)) {
       rs.next();
       return rs.getLong(1);
     }
   }
 
-  protected String queryString(String query) throws SQLException {
-    try (Connection c = dataSource.getConnection();
-        Statement s = c.createStatement();
+  /** A text read on the given connection, inside its transaction. */
+  protected static String queryString(Connection connection, String query) throws SQLException {
+    try (Statement s = connection.createStatement();
         ResultSet rs = s.executeQuery(query)) {
       rs.next();
       return rs.getString(1);
+    }
+  }
+
+  protected String queryString(String query) throws SQLException {
+    try (Connection c = dataSource.getConnection()) {
+      return queryString(c, query);
     }
   }
 

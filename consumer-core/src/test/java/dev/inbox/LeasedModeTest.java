@@ -50,8 +50,11 @@ class LeasedModeTest extends InboxTestSupport {
         .filteredOn(c -> !c.isNew())
         .allSatisfy(c -> assertThat(c.lockedUntil()).isNotNull());
 
-    inbox.complete(
-        owners.get(0).leaseToken(), StoredResult.of(250, "sent".getBytes(StandardCharsets.UTF_8)));
+    inbox
+        .leases()
+        .complete(
+            owners.get(0).leaseToken(),
+            StoredResult.of(250, "sent".getBytes(StandardCharsets.UTF_8)));
     Claim after = inbox.leases().claim("mail", "welcome-42", null);
     assertThat(after.outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
     assertThat(after.storedResult().status()).isEqualTo(250);
@@ -71,20 +74,21 @@ class LeasedModeTest extends InboxTestSupport {
     assertThat(b.outcome()).as("B takes the expired lease over").isEqualTo(ClaimOutcome.NEW);
     assertThat(b.leaseToken().fencingToken()).isGreaterThan(a.leaseToken().fencingToken());
 
-    assertThatThrownBy(() -> ownerA.complete(a.leaseToken(), null))
+    assertThatThrownBy(() -> ownerA.leases().complete(a.leaseToken(), null))
         .isInstanceOf(LeaseLostException.class)
         .hasMessageContaining("ch-1")
         .hasMessageContaining("owner-b");
-    assertThatThrownBy(() -> ownerA.renew(a.leaseToken())).isInstanceOf(LeaseLostException.class);
-    assertThatThrownBy(() -> ownerA.fail(a.leaseToken(), "late"))
+    assertThatThrownBy(() -> ownerA.leases().renew(a.leaseToken()))
+        .isInstanceOf(LeaseLostException.class);
+    assertThatThrownBy(() -> ownerA.leases().fail(a.leaseToken(), "late"))
         .isInstanceOf(LeaseLostException.class);
 
-    ownerB.complete(b.leaseToken(), StoredResult.of(200, new byte[0]));
-    InboxRecord record = ownerB.find("charges", "ch-1").orElseThrow();
+    ownerB.leases().complete(b.leaseToken(), StoredResult.of(200, new byte[0]));
+    InboxRecord record = ownerB.admin().find("charges", "ch-1").orElseThrow();
     assertThat(record.state()).isEqualTo(RecordState.COMPLETED);
     assertThat(record.attempts()).isEqualTo(2);
     assertThat(record.lastError()).contains("lease expired").contains("owner-a");
-    assertThatThrownBy(() -> ownerB.complete(b.leaseToken(), null))
+    assertThatThrownBy(() -> ownerB.leases().complete(b.leaseToken(), null))
         .as("never completed twice")
         .isInstanceOf(IllegalStateTransitionException.class)
         .hasMessageContaining("COMPLETED");
@@ -96,10 +100,10 @@ class LeasedModeTest extends InboxTestSupport {
     Inbox ownerB = inbox(s -> s.ownerId("owner-b"));
     Claim a = ownerA.leases().claim("s", "k", null);
     timePasses(Duration.ofSeconds(20));
-    LeaseToken renewed = ownerA.renew(a.leaseToken());
+    LeaseToken renewed = ownerA.leases().renew(a.leaseToken());
     timePasses(Duration.ofSeconds(20));
     assertThat(ownerB.leases().claim("s", "k", null).outcome()).isEqualTo(ClaimOutcome.IN_PROGRESS);
-    ownerA.complete(renewed, null);
+    ownerA.leases().complete(renewed, null);
     assertThat(ownerB.leases().claim("s", "k", null).outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
   }
 
@@ -129,7 +133,7 @@ class LeasedModeTest extends InboxTestSupport {
               return null;
             });
     assertThat(tx.executed()).isTrue();
-    assertThatThrownBy(() -> inbox.complete(leased.leaseToken(), null))
+    assertThatThrownBy(() -> inbox.leases().complete(leased.leaseToken(), null))
         .isInstanceOf(LeaseLostException.class);
     assertThat(effects("k")).isEqualTo(1);
   }
@@ -146,7 +150,7 @@ class LeasedModeTest extends InboxTestSupport {
               .build();
       try {
         Claim done = inbox.leases().claim("mail", "done", null);
-        inbox.complete(done.leaseToken(), StoredResult.of(250, new byte[0]));
+        inbox.leases().complete(done.leaseToken(), StoredResult.of(250, new byte[0]));
         assertThat(inbox.admin().find("mail", "done").orElseThrow().state())
             .isEqualTo(RecordState.COMPLETED);
 

@@ -27,6 +27,7 @@ class LookupTest extends InboxTestSupport {
         .isEqualTo(ClaimOutcome.DUPLICATE);
     assertThat(
             inbox
+                .admin()
                 .lookup("s", "k", Fingerprints.sha256("POST /payments {amount:999}"))
                 .orElseThrow())
         .extracting(Claim::outcome)

@@ -6,47 +6,64 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.inbox.internal.Fingerprints;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * reserveAtStart holds a new key with an advisory lock and writes its record once, at the
- * completion; every other claimant still sees exactly one effect per key.
+ * {@code execute} reserves a key that has no record: it holds the key's advisory lock and writes
+ * the record once, COMPLETED with the result, in the commit's round trip. Another {@code execute}
+ * waits for that lock; a claimant that does not look at it and records the key first makes the
+ * reserved run commit nothing. Every claimant still sees exactly one effect per key.
  */
 class ReservationTest extends InboxTestSupport {
   private static final byte[] FINGERPRINT = Fingerprints.sha256("POST /payments {1}".getBytes());
   private final StoredResult created =
       StoredResult.of(201, "paid".getBytes(StandardCharsets.UTF_8));
 
-  /** Reserves on a fresh transaction of the connection, which the caller then owns. */
-  private static Reservation reserve(Inbox inbox, Connection tx, String key) throws Exception {
-    tx.setAutoCommit(false);
-    return inbox.reserveAtStart(tx, "s", key, FINGERPRINT);
+  /** Then, in a handler after its effect. */
+  private interface AfterEffect {
+    void run(Connection tx) throws Exception;
+  }
+
+  /** A handler that writes k's effect, runs {@code then}, and returns {@code created}. */
+  private TransactionalHandler paying(AfterEffect then) {
+    return tx -> {
+      effect(tx, "s", "k", 7);
+      then.run(tx);
+      return created;
+    };
+  }
+
+  private String inboxRowOf(String key) {
+    return "SELECT count(*) FROM " + schema + ".inbox WHERE scope = 's' AND key = '" + key + "'";
   }
 
   @Test
-  void a_new_key_has_no_record_until_the_completion_writes_it_whole() throws Exception {
+  void a_new_key_has_no_record_until_the_commit_writes_it_whole() throws Exception {
     Inbox inbox = inbox();
-    try (Connection tx = dataSource.getConnection()) {
-      Reservation reservation = reserve(inbox, tx, "k");
-      assertThat(reservation.outcome()).isEqualTo(ClaimOutcome.NEW);
-      assertThat(reservation.recordDeferred()).isTrue();
-      effect(tx, "s", "k", 7);
-      // Not even an uncommitted row: the claim wrote nothing.
-      assertThat(queryLong("SELECT count(*) FROM " + schema + ".inbox")).isZero();
+    AtomicLong rowsSeenByTheHandler = new AtomicLong(-1);
+    Execution run =
+        inbox.execute(
+            "s",
+            "k",
+            FINGERPRINT,
+            paying(tx -> rowsSeenByTheHandler.set(queryLong(tx, inboxRowOf("k")))));
+    assertThat(run.outcome()).isEqualTo(ClaimOutcome.NEW);
+    // Not even an uncommitted row in the handler's own transaction: the claim wrote nothing.
+    assertThat(rowsSeenByTheHandler).hasValue(0);
 
-      inbox.completeAndCommit(tx, reservation, created);
-    }
     assertThat(effects("k")).isEqualTo(1);
     InboxRecord row = inbox.admin().find("s", "k").orElseThrow();
     assertThat(row.state()).isEqualTo(RecordState.COMPLETED);
@@ -58,155 +75,209 @@ class ReservationTest extends InboxTestSupport {
   }
 
   @Test
-  void a_rolled_back_reservation_leaves_the_key_new() throws Exception {
+  void a_rolled_back_run_leaves_the_key_new() throws Exception {
     Inbox inbox = inbox();
-    try (Connection tx = dataSource.getConnection()) {
-      assertThat(reserve(inbox, tx, "k").isNew()).isTrue();
-      effect(tx, "s", "k", 7);
-      tx.rollback();
-      assertThat(reserve(inbox, tx, "k").isNew()).as("the lock ended with the rollback").isTrue();
-      tx.rollback();
-    }
+    AtomicInteger runs = new AtomicInteger();
+    TransactionalHandler rolledBack =
+        tx -> {
+          runs.incrementAndGet();
+          effect(tx, "s", "k", 7);
+          throw serializationFailure();
+        };
+    assertThatThrownBy(() -> inbox.execute("s", "k", FINGERPRINT, rolledBack))
+        .isInstanceOf(InboxDatabaseException.class);
+    assertThatThrownBy(() -> inbox.execute("s", "k", FINGERPRINT, rolledBack))
+        .isInstanceOf(InboxDatabaseException.class);
+    // A handler runs only for a NEW claim.
+    assertThat(runs).as("the lock ended with the rollback: the key was new again").hasValue(2);
     assertThat(effects("k")).isZero();
     assertThat(inbox.admin().find("s", "k")).isEmpty();
   }
 
   @Test
   @Timeout(30)
-  void a_second_reservation_of_a_held_key_answers_in_progress_without_waiting() throws Exception {
-    // A reservation that waited would sit out this lock timeout and overrun the test's.
+  void a_second_execute_of_a_held_key_waits_for_it_and_then_answers_duplicate() throws Exception {
+    // A wait that ended by the lock timeout would overrun the test's.
     Inbox inbox =
         inbox(s -> s.lockTimeout(Duration.ofSeconds(60)).leaseDuration(Duration.ofSeconds(120)));
-    try (Connection first = dataSource.getConnection();
-        Connection second = dataSource.getConnection()) {
-      Reservation held = reserve(inbox, first, "k");
-      assertThat(held.isNew()).isTrue();
+    AtomicInteger secondRuns = new AtomicInteger();
+    ExecutorService pool = Executors.newSingleThreadExecutor();
+    try (HeldKey first = reservedWithEffect(inbox, new AtomicInteger())) {
+      Future<Execution> second =
+          pool.submit(
+              () ->
+                  inbox.execute("s", "k", FINGERPRINT, paying(tx -> secondRuns.incrementAndGet())));
+      awaitBlockedBy(first.pid(), second);
 
-      Reservation concurrent = reserve(inbox, second, "k");
-      assertThat(concurrent.outcome()).isEqualTo(ClaimOutcome.IN_PROGRESS);
-      second.rollback();
-
-      effect(first, "s", "k", 7);
-      inbox.completeAndCommit(first, held, created);
-
-      Reservation retry = reserve(inbox, second, "k");
-      assertThat(retry.outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
-      assertThat(retry.claim().result().orElseThrow().body())
-          .contains(created.body().orElseThrow());
-      second.rollback();
+      assertThat(first.execution().outcome()).isEqualTo(ClaimOutcome.NEW);
+      Execution answer = second.get(10, TimeUnit.SECONDS);
+      assertThat(answer.outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
+      assertThat(answer.result().body()).contains(created.body().orElseThrow());
+    } finally {
+      pool.shutdown();
     }
+    assertThat(secondRuns).as("runs of the second handler").hasValue(0);
     assertThat(effects("k")).isEqualTo(1);
+  }
+
+  @Test
+  void a_second_execute_of_a_key_held_past_the_lock_timeout_answers_in_progress() throws Exception {
+    Inbox inbox = inbox(s -> s.lockTimeout(Duration.ofMillis(300)));
+    AtomicInteger secondRuns = new AtomicInteger();
+    try (HeldKey first = reservedWithEffect(inbox, new AtomicInteger())) {
+      Execution second =
+          inbox.execute("s", "k", FINGERPRINT, paying(tx -> secondRuns.incrementAndGet()));
+      assertThat(second.outcome()).isEqualTo(ClaimOutcome.IN_PROGRESS);
+    }
+    assertThat(secondRuns).as("runs of the second handler").hasValue(0);
+    assertThat(effects("k")).isEqualTo(1);
+    assertThat(inbox.admin().find("s", "k").orElseThrow().result().status()).isEqualTo(201);
   }
 
   @Test
   void settled_keys_are_answered_from_their_record() throws Exception {
     Inbox inbox = inbox(s -> s.maxAttempts(1));
-    try (Connection tx = dataSource.getConnection()) {
-      inbox.completeAndCommit(tx, reserve(inbox, tx, "done"), created);
+    AtomicInteger runs = new AtomicInteger();
+    TransactionalHandler counted =
+        tx -> {
+          runs.incrementAndGet();
+          return created;
+        };
+    assertThat(inbox.execute("s", "done", FINGERPRINT, counted).outcome())
+        .isEqualTo(ClaimOutcome.NEW);
 
-      Reservation replay = reserve(inbox, tx, "done");
-      assertThat(replay.outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
-      tx.rollback();
+    Execution replay = inbox.execute("s", "done", FINGERPRINT, counted);
+    assertThat(replay.outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
+    assertThat(replay.result().status()).isEqualTo(201);
+    assertThat(inbox.execute("s", "done", Fingerprints.sha256(new byte[1]), counted).outcome())
+        .isEqualTo(ClaimOutcome.MISMATCH);
 
-      tx.setAutoCommit(false);
-      Reservation other = inbox.reserveAtStart(tx, "s", "done", Fingerprints.sha256(new byte[1]));
-      assertThat(other.outcome()).isEqualTo(ClaimOutcome.MISMATCH);
-      tx.rollback();
-
-      Reservation failing = reserve(inbox, tx, "poison");
-      tx.rollback();
-      inbox.recordFailure(failing, "the handler threw");
-      assertThat(reserve(inbox, tx, "poison").outcome()).isEqualTo(ClaimOutcome.GAVE_UP);
-      tx.rollback();
-    }
+    executeFailing(inbox, "s", "poison", FINGERPRINT);
+    assertThat(inbox.execute("s", "poison", FINGERPRINT, counted).outcome())
+        .isEqualTo(ClaimOutcome.GAVE_UP);
+    assertThat(runs).as("handler runs: the first of 'done' only").hasValue(1);
   }
 
   @Test
   void a_failed_key_is_claimed_again_through_its_record() throws Exception {
     Inbox inbox = inbox(s -> s.maxAttempts(3));
-    try (Connection tx = dataSource.getConnection()) {
-      Reservation first = reserve(inbox, tx, "k");
-      tx.rollback();
-      inbox.recordFailure(first, "the handler answered 503");
-      InboxRecord failed = inbox.admin().find("s", "k").orElseThrow();
-      assertThat(failed.state()).isEqualTo(RecordState.FAILED);
-      assertThat(failed.attempts()).isEqualTo(1);
+    executeFailing(inbox, "s", "k", FINGERPRINT);
+    InboxRecord failed = inbox.admin().find("s", "k").orElseThrow();
+    assertThat(failed.state()).isEqualTo(RecordState.FAILED);
+    assertThat(failed.attempts()).isEqualTo(1);
 
-      Reservation second = reserve(inbox, tx, "k");
-      assertThat(second.outcome()).isEqualTo(ClaimOutcome.NEW);
-      assertThat(second.recordDeferred()).isFalse();
-      assertThat(second.claim().attempts()).isEqualTo(2);
-      effect(tx, "s", "k", 7);
-      inbox.completeAndCommit(tx, second, created);
-    }
+    AtomicReference<String> stateSeenByTheHandler = new AtomicReference<>();
+    Execution second =
+        inbox.execute(
+            "s",
+            "k",
+            FINGERPRINT,
+            paying(
+                tx ->
+                    stateSeenByTheHandler.set(
+                        queryString(
+                            tx,
+                            "SELECT state FROM "
+                                + schema
+                                + ".inbox WHERE scope = 's' AND key = 'k'"))));
+    assertThat(second.outcome()).isEqualTo(ClaimOutcome.NEW);
+    assertThat(second.claim().attempts()).isEqualTo(2);
+    assertThat(stateSeenByTheHandler)
+        .as("claimed through its row, written in its final state before the handler ran")
+        .hasValue("COMPLETED");
+
     InboxRecord row = inbox.admin().find("s", "k").orElseThrow();
     assertThat(row.state()).isEqualTo(RecordState.COMPLETED);
     assertThat(row.attempts()).isEqualTo(2);
-    assertThat(row.fingerprint())
-        .as("written by the claim that took it over")
-        .isEqualTo(FINGERPRINT);
+    assertThat(row.fingerprint()).as("kept from the first attempt").isEqualTo(FINGERPRINT);
     assertThat(row.result().status()).isEqualTo(201);
     assertThat(effects("k")).isEqualTo(1);
   }
 
   @Test
-  void a_claim_that_records_the_key_first_makes_the_completion_commit_nothing() throws Exception {
+  void
+      a_claim_on_a_callers_transaction_that_records_the_key_first_wins_and_the_reserved_run_commits_nothing()
+          throws Exception {
     Inbox inbox = inbox();
-    try (Connection tx = dataSource.getConnection()) {
-      Reservation reservation = reserve(inbox, tx, "k");
+    AtomicInteger runs = new AtomicInteger();
+    Execution run;
+    try (HeldKey reserved = reservedWithEffect(inbox, runs);
+        Connection tx = dataSource.getConnection()) {
+      // A claim on a caller's transaction does not look at reservations, and gets there first.
+      tx.setAutoCommit(false);
+      Claim claim = inbox.claim(tx, "s", "k", FINGERPRINT);
+      assertThat(claim.outcome()).isEqualTo(ClaimOutcome.NEW);
       effect(tx, "s", "k", 7);
-
-      // A consumer's claim does not look at reservations, and gets there first.
-      Execution consumer =
-          inbox.execute(
-              "s",
-              "k",
-              other -> {
-                effect(other, "s", "k", 7);
-                return StoredResult.of(200, "by the consumer".getBytes(StandardCharsets.UTF_8));
-              });
-      assertThat(consumer.executed()).isTrue();
-
-      assertThatThrownBy(() -> inbox.completeAndCommit(tx, reservation, created))
-          .isInstanceOf(ReservationLostException.class)
-          .hasMessageContaining("key 'k' in scope 's'")
-          .hasMessageContaining("recorded the key first");
-      tx.rollback();
-
-      Reservation again = reserve(inbox, tx, "k");
-      assertThat(again.outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
-      assertThat(again.claim().result().orElseThrow().status()).isEqualTo(200);
-      tx.rollback();
+      inbox.complete(tx, claim, StoredResult.of(200, "by the caller".getBytes()));
+      tx.commit();
+      run = reserved.execution();
     }
-    assertThat(effects("k")).as("only the consumer's effect").isEqualTo(1);
+    assertThat(run.outcome()).as("the claimant's outcome").isEqualTo(ClaimOutcome.DUPLICATE);
+    assertThat(run.result().status()).isEqualTo(200);
+    assertThat(runs).as("handler runs of the reserved execute").hasValue(1);
+    assertThat(effects("k")).as("only the claimant's effect").isEqualTo(1);
+    assertThat(inbox.admin().find("s", "k").orElseThrow().attempts()).isEqualTo(1);
   }
 
   @Test
-  void a_claim_still_open_past_the_lock_timeout_makes_the_completion_commit_nothing()
+  void a_consumers_batch_that_records_the_key_first_wins_and_the_reserved_run_commits_nothing()
+      throws Exception {
+    Inbox inbox = inbox();
+    AtomicInteger runs = new AtomicInteger();
+    Execution run;
+    try (HeldKey reserved = reservedWithEffect(inbox, runs)) {
+      // A consumer's claim does not look at reservations either.
+      ItemResult<Long> consumer =
+          inbox
+              .executeBatch(
+                  "s",
+                  List.of(new BatchItem<>("k", FINGERPRINT, 7L)),
+                  BatchFailurePolicy.CONTINUE,
+                  (item, tx) -> {
+                    effect(tx, "s", "k", item.payload());
+                    return StoredResult.of(200, "by the consumer".getBytes());
+                  })
+              .items()
+              .get(0);
+      assertThat(consumer.status()).isEqualTo(ItemStatus.COMPLETED);
+      run = reserved.execution();
+    }
+    assertThat(run.outcome()).as("the consumer's outcome").isEqualTo(ClaimOutcome.DUPLICATE);
+    assertThat(run.result().status()).isEqualTo(200);
+    assertThat(runs).as("handler runs of the reserved execute").hasValue(1);
+    assertThat(effects("k")).as("only the consumer's effect").isEqualTo(1);
+  }
+
+  /** {@code execute} of "k" holding its reservation; once released, writes one effect. */
+  private HeldKey reservedWithEffect(Inbox inbox, AtomicInteger runs) throws Exception {
+    return HeldKey.reserved(inbox, "s", "k", FINGERPRINT, paying(tx -> runs.incrementAndGet()));
+  }
+
+  @Test
+  void a_claim_still_open_past_the_lock_timeout_makes_the_reserved_run_commit_nothing()
       throws Exception {
     Inbox inbox = inbox(s -> s.lockTimeout(Duration.ofMillis(300)));
-    try (Connection tx = dataSource.getConnection()) {
-      Reservation reservation = reserve(inbox, tx, "k");
-      effect(tx, "s", "k", 7);
-      // Its row is uncommitted, so the reservation's read could not see it.
-      try (HeldKey consumer = HeldKey.hold(inbox, "s", "k")) {
-        assertThatThrownBy(() -> inbox.completeAndCommit(tx, reservation, created))
-            .isInstanceOf(ReservationLostException.class)
-            .hasMessageContaining("still open after lockTimeout");
-        tx.rollback();
-      }
+    AtomicInteger runs = new AtomicInteger();
+    Execution run;
+    // The batch's row is uncommitted: the reservation's read could not see it, and its insert
+    // waits for it past the lock timeout.
+    try (HeldKey reserved = reservedWithEffect(inbox, runs);
+        HeldKey consumer = HeldKey.claimed(inbox, "s", "k")) {
+      run = reserved.execution();
     }
-    assertThat(effects("k")).as("the reservation's effect was rolled back").isZero();
+    assertThat(run.outcome()).isEqualTo(ClaimOutcome.IN_PROGRESS);
+    assertThat(runs).as("handler runs of the reserved execute").hasValue(1);
+    assertThat(effects("k")).as("the reserved run's effect was rolled back").isZero();
     assertThat(inbox.admin().find("s", "k").orElseThrow().state()).isEqualTo(RecordState.COMPLETED);
   }
 
   @Test
-  void complete_on_the_callers_transaction_writes_the_record_for_its_commit() throws Exception {
+  void execute_on_a_callers_transaction_leaves_the_record_to_its_commit() throws Exception {
     Inbox inbox = inbox();
     try (Connection tx = dataSource.getConnection()) {
-      Reservation reservation = reserve(inbox, tx, "k");
-      effect(tx, "s", "k", 7);
-      inbox.complete(tx, reservation, created);
+      tx.setAutoCommit(false);
+      Execution run = joining(tx).execute("s", "k", FINGERPRINT, paying(joined -> {}));
+      assertThat(run.outcome()).isEqualTo(ClaimOutcome.NEW);
       assertThat(inbox.admin().find("s", "k")).as("not before the caller commits").isEmpty();
       tx.commit();
     }
@@ -217,49 +288,49 @@ class ReservationTest extends InboxTestSupport {
   @Test
   void a_terminated_backend_commits_nothing_and_frees_the_key() throws Exception {
     Inbox inbox = inbox();
-    try (Connection tx = dataSource.getConnection()) {
-      Reservation reservation = reserve(inbox, tx, "k");
-      effect(tx, "s", "k", 7);
-      long pid;
-      try (PreparedStatement ps = tx.prepareStatement("SELECT pg_backend_pid()");
-          ResultSet rs = ps.executeQuery()) {
-        rs.next();
-        pid = rs.getLong(1);
-      }
-      sql("SELECT pg_terminate_backend(" + pid + ")");
-      assertThatThrownBy(() -> inbox.completeAndCommit(tx, reservation, created))
-          .isInstanceOf(InboxDatabaseException.class);
-    }
+    assertThatThrownBy(
+            () ->
+                inbox.execute(
+                    "s",
+                    "k",
+                    FINGERPRINT,
+                    // Waits until the backend is gone: its transaction and lock with it.
+                    paying(
+                        tx ->
+                            sql(
+                                "SELECT pg_terminate_backend("
+                                    + HeldKey.backendPid(tx)
+                                    + ", 10000)"))))
+        .isInstanceOf(InboxDatabaseException.class);
     assertThat(effects("k")).isZero();
-    try (Connection tx = dataSource.getConnection()) {
-      Reservation retry = reserve(inbox, tx, "k");
-      assertThat(retry.isNew()).as("no lock or row outlived the backend").isTrue();
-      effect(tx, "s", "k", 7);
-      inbox.completeAndCommit(tx, retry, created);
-    }
+    assertThat(inbox.admin().find("s", "k")).isEmpty();
+
+    Execution retry = inbox.execute("s", "k", FINGERPRINT, paying(tx -> {}));
+    assertThat(retry.executed()).as("no lock or row outlived the backend").isTrue();
     assertThat(effects("k")).isEqualTo(1);
   }
 
   /**
-   * 32 threads on one key, half reserving as an HTTP API does and half executing as a consumer
-   * does, each retrying until it gets an answer: exactly one effect, and every thread ends with
-   * that effect's result.
+   * 32 threads on one key, half executing as the HTTP filter does and half delivering it in a batch
+   * as a consumer does, each retrying until it gets an answer: exactly one effect, and every thread
+   * ends with that effect's result.
    */
   @Test
   @Timeout(120)
-  void thirty_two_threads_reserving_and_executing_one_key_apply_it_exactly_once() throws Exception {
+  void thirty_two_threads_executing_and_delivering_one_key_apply_it_exactly_once()
+      throws Exception {
     Inbox inbox = inbox();
     int threads = 32;
     CountDownLatch start = new CountDownLatch(1);
     ExecutorService pool = Executors.newFixedThreadPool(threads);
     List<Future<Integer>> statuses = new ArrayList<>();
     for (int i = 0; i < threads; i++) {
-      boolean reserving = i % 2 == 0;
+      boolean executing = i % 2 == 0;
       statuses.add(
           pool.submit(
               () -> {
                 start.await();
-                return reserving ? reserveUntilAnswered(inbox) : executeUntilAnswered(inbox);
+                return executing ? executeUntilAnswered(inbox) : deliverUntilAnswered(inbox);
               }));
     }
     start.countDown();
@@ -274,59 +345,59 @@ class ReservationTest extends InboxTestSupport {
     assertThat(answered).as("every thread's answer is the one stored").containsOnly(winner);
   }
 
-  /** An HTTP API's loop: reserve, poll while in progress, reserve again after a lost one. */
-  private int reserveUntilAnswered(Inbox inbox) throws Exception {
-    try (Connection tx = dataSource.getConnection()) {
-      while (true) {
-        Reservation reservation = reserve(inbox, tx, "one");
-        switch (reservation.outcome()) {
-          case NEW -> {
-            effect(tx, "s", "one", 1);
-            Thread.sleep(20); // hold the key while others arrive
-            try {
-              inbox.completeAndCommit(tx, reservation, StoredResult.of(201, new byte[0]));
-              return 201;
-            } catch (ReservationLostException e) {
-              tx.rollback();
-            }
-          }
-          case DUPLICATE -> {
-            tx.rollback();
-            return reservation.claim().result().orElseThrow().status();
-          }
-          case IN_PROGRESS -> {
-            tx.rollback();
-            Thread.sleep(5);
-          }
-          default -> throw new AssertionError("unexpected " + reservation.outcome());
-        }
+  /** Runs {@code attempt} until it answers; null means the key was in progress. */
+  private static int untilAnswered(Callable<Integer> attempt) throws Exception {
+    for (Integer status = attempt.call(); ; status = attempt.call()) {
+      if (status != null) {
+        return status;
       }
+      Thread.sleep(5);
     }
   }
 
-  /** A consumer's loop: execute until the key is new or a duplicate. */
+  /** The HTTP filter's way: execute until the key is new or a duplicate. */
   private int executeUntilAnswered(Inbox inbox) throws Exception {
-    while (true) {
-      Execution run =
-          inbox.execute(
-              "s",
-              "one",
-              tx -> {
-                effect(tx, "s", "one", 1);
-                Thread.sleep(20);
-                return StoredResult.of(200, new byte[0]);
-              });
-      switch (run.outcome()) {
-        case NEW:
-          return 200;
-        case DUPLICATE:
-          return run.result().status();
-        case IN_PROGRESS:
-          Thread.sleep(5);
-          break;
-        default:
-          throw new AssertionError("unexpected " + run.outcome());
-      }
-    }
+    return untilAnswered(
+        () -> {
+          Execution run =
+              inbox.execute(
+                  "s",
+                  "one",
+                  tx -> {
+                    effect(tx, "s", "one", 1);
+                    Thread.sleep(20); // hold the key while others arrive
+                    return StoredResult.of(201, new byte[0]);
+                  });
+          return switch (run.outcome()) {
+            case NEW, DUPLICATE -> run.result().status();
+            case IN_PROGRESS -> null;
+            default -> throw new AssertionError("unexpected " + run.outcome());
+          };
+        });
+  }
+
+  /** A consumer's way: deliver in a batch of one until the key is done or a duplicate. */
+  private int deliverUntilAnswered(Inbox inbox) throws Exception {
+    return untilAnswered(
+        () -> {
+          ItemResult<Long> item =
+              inbox
+                  .executeBatch(
+                      "s",
+                      List.of(BatchItem.of("one", 1L)),
+                      BatchFailurePolicy.CONTINUE,
+                      (delivered, tx) -> {
+                        effect(tx, "s", "one", delivered.payload());
+                        Thread.sleep(20);
+                        return StoredResult.of(200, new byte[0]);
+                      })
+                  .items()
+                  .get(0);
+          return switch (item.status()) {
+            case COMPLETED, DUPLICATE -> item.result().status();
+            case IN_PROGRESS -> null;
+            default -> throw new AssertionError("unexpected " + item.status());
+          };
+        });
   }
 }

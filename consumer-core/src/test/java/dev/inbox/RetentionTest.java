@@ -50,7 +50,7 @@ class RetentionTest extends InboxTestSupport {
 
     // After purge, a key is new again: the dedup window is the retention.
     assertThat(inbox.execute("s", "old-1", tx -> null).outcome()).isEqualTo(ClaimOutcome.NEW);
-    inbox.complete(leased.leaseToken(), null);
+    inbox.leases().complete(leased.leaseToken(), null);
   }
 
   @Test

@@ -4,6 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.inbox.testing.TestDataSources;
+import java.lang.reflect.InvocationHandler;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.util.ArrayList;
 import java.util.List;
@@ -12,6 +16,7 @@ import java.util.logging.Handler;
 import java.util.logging.Level;
 import java.util.logging.LogRecord;
 import java.util.logging.Logger;
+import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -47,6 +52,11 @@ class RoundTripTest extends InboxTestSupport {
         public void close() {}
       };
 
+  /**
+   * The Syncs counted when the inbox last rolled a transaction back; see {@link #rollbacksNoted}.
+   */
+  private final AtomicInteger syncsAtRollback = new AtomicInteger();
+
   private HikariDataSource oneConnection;
   private Inbox inbox;
   private Level driverLevel;
@@ -63,7 +73,7 @@ class RoundTripTest extends InboxTestSupport {
     oneConnection = TestDataSources.pool(1);
     inbox =
         Inbox.builder()
-            .dataSource(oneConnection)
+            .dataSource(rollbacksNoted(oneConnection))
             .settings(settings().build())
             .migrate(false)
             .build();
@@ -80,6 +90,42 @@ class RoundTripTest extends InboxTestSupport {
     oneConnection.close();
   }
 
+  /**
+   * The data source with every connection's {@code rollback()} noting the Syncs sent before it in
+   * {@link #syncsAtRollback}, so that a test can count the round trips of a claim apart from the
+   * rollback that ends its transaction.
+   */
+  private DataSource rollbacksNoted(DataSource dataSource) {
+    InvocationHandler connections =
+        (proxy, method, args) -> {
+          Object result = invoke(dataSource, method, args);
+          if (!method.getName().equals("getConnection")) {
+            return result;
+          }
+          Connection connection = (Connection) result;
+          return Proxy.newProxyInstance(
+              Connection.class.getClassLoader(),
+              new Class<?>[] {Connection.class},
+              (c, m, a) -> {
+                if (m.getName().equals("rollback") && a == null) {
+                  syncsAtRollback.compareAndSet(-1, syncs.get());
+                }
+                return invoke(connection, m, a);
+              });
+        };
+    return (DataSource)
+        Proxy.newProxyInstance(
+            DataSource.class.getClassLoader(), new Class<?>[] {DataSource.class}, connections);
+  }
+
+  private static Object invoke(Object target, Method method, Object[] args) throws Throwable {
+    try {
+      return method.invoke(target, args);
+    } catch (InvocationTargetException e) {
+      throw e.getCause();
+    }
+  }
+
   /** The round trips of the last of {@code WARM_UP + 1} runs, each on a new key. */
   private int roundTrips(Operation operation) throws Exception {
     for (int i = 0; i < WARM_UP; i++) {
@@ -91,59 +137,36 @@ class RoundTripTest extends InboxTestSupport {
   }
 
   @Test
-  void a_claim_at_the_start_of_a_transaction_is_one_round_trip_and_its_completion_another()
+  void execute_of_a_new_key_is_one_round_trip_to_reserve_it_and_one_to_record_and_commit()
       throws Exception {
     List<Integer> claims = new ArrayList<>();
     int completions =
         roundTrips(
             key -> {
-              try (Connection tx = oneConnection.getConnection()) {
-                tx.setAutoCommit(false);
-                int before = syncs.get();
-                Claim claim = inbox.claimAtStart(tx, "s", key, null);
-                claims.add(syncs.get() - before);
-                syncs.set(0);
-                inbox.completeAndCommit(tx, claim, StoredResult.of(201, new byte[] {1}));
-              }
+              inbox.execute(
+                  "s",
+                  key,
+                  new byte[] {7},
+                  tx -> {
+                    claims.add(syncs.getAndSet(0));
+                    return StoredResult.of(201, new byte[] {1});
+                  });
             });
-    assertThat(claims.get(claims.size() - 1)).as("claimAtStart").isEqualTo(1);
-    assertThat(completions).as("completeAndCommit").isEqualTo(1);
+    assertThat(claims.get(claims.size() - 1)).as("the reservation").isEqualTo(1);
+    assertThat(completions).as("the record inserted with the commit").isEqualTo(1);
   }
 
-  @Test
-  void a_reservation_is_one_round_trip_and_its_completion_another() throws Exception {
-    List<Integer> reservations = new ArrayList<>();
-    int completions =
-        roundTrips(
-            key -> {
-              try (Connection tx = oneConnection.getConnection()) {
-                tx.setAutoCommit(false);
-                int before = syncs.get();
-                Reservation reservation = inbox.reserveAtStart(tx, "s", key, new byte[] {7});
-                reservations.add(syncs.get() - before);
-                syncs.set(0);
-                inbox.completeAndCommit(tx, reservation, StoredResult.of(201, new byte[] {1}));
-              }
-            });
-    assertThat(reservations.get(reservations.size() - 1)).as("reserveAtStart").isEqualTo(1);
-    assertThat(completions).as("completeAndCommit of a reservation").isEqualTo(1);
-  }
-
+  /** The read that answers the replay; the rollback that ends its transaction is not counted. */
   @Test
   void a_replayed_key_is_answered_in_one_round_trip() throws Exception {
     inbox.execute("s", "done", tx -> StoredResult.of(201, new byte[] {1}));
     int replay =
         roundTrips(
             key -> {
-              try (Connection tx = oneConnection.getConnection()) {
-                tx.setAutoCommit(false);
-                int before = syncs.get();
-                Claim claim = inbox.claimAtStart(tx, "s", "done", null);
-                assertThat(claim.outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
-                int claimed = syncs.get() - before;
-                tx.rollback();
-                syncs.set(claimed);
-              }
+              syncsAtRollback.set(-1);
+              assertThat(inbox.execute("s", "done", tx -> null).outcome())
+                  .isEqualTo(ClaimOutcome.DUPLICATE);
+              syncs.set(syncsAtRollback.get());
             });
     assertThat(replay).isEqualTo(1);
   }

@@ -1,21 +1,25 @@
 package dev.inbox;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.sql.Connection;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * A single key is claimed by one statement that inserts it or reads it as its snapshot sees it.
  * These tests pin what that shortcut must not change: a duplicate takes no lock, and the plan that
- * PostgreSQL caches for the statement keeps using the primary key after the table has grown.
+ * PostgreSQL caches for the statement keeps using the primary key after the table has grown. (The
+ * forms that begin the engine's own transactions, execute's reservation and the claim written
+ * COMPLETED, are pinned in {@code internal.SingleKeyPlanTest}.)
  */
 class SingleKeyClaimTest extends InboxTestSupport {
 
@@ -30,49 +34,21 @@ class SingleKeyClaimTest extends InboxTestSupport {
         // pgjdbc prepares a statement on the server from its fifth execution on a connection.
         for (int i = 0; i < 10; i++) {
           connection.setAutoCommit(false);
-          Claim warm = inbox.claimAtStart(connection, "s", "warm-" + i, null);
+          Claim warm = inbox.claim(connection, "s", "warm-" + i, null);
           assertThat(warm.isNew()).isTrue();
-          inbox.completeAndCommit(connection, warm, null);
+          inbox.complete(connection, warm, null);
+          connection.commit();
           assertThat(inbox.claim(connection, "s", "warm-caller-" + i, null).isNew()).isTrue();
           assertThat(inbox.claim(connection, "s", "warm-" + i, null).isNew()).isFalse();
           connection.commit();
-          Reservation reserved = inbox.reserveAtStart(connection, "s", "warm-reserved-" + i, null);
-          assertThat(reserved.isNew()).isTrue();
-          inbox.completeAndCommit(connection, reserved, null);
         }
-        execute(
-            connection,
-            "INSERT INTO "
-                + schema
-                + ".inbox (scope, key, state, attempts, created_at, updated_at, completed_at)"
-                + " SELECT 's', 'filled-' || g, 'COMPLETED', 1, now(), now(), now()"
-                + " FROM generate_series(1, 200000) g");
+        InboxTable.fillWithCompletedKeys(connection, schema, 200_000);
         connection.commit();
 
-        Claim fresh = inbox.claimAtStart(connection, "s", "new-key", null);
-        assertThat(fresh.isNew()).isTrue();
-        assertThat(sequentialScansOfInboxInThisTransaction(connection)).isZero();
-        connection.rollback();
-
-        Claim duplicate = inbox.claimAtStart(connection, "s", "filled-123456", null);
-        assertThat(duplicate.outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
-        assertThat(sequentialScansOfInboxInThisTransaction(connection)).isZero();
-        connection.rollback();
-
-        // A reservation's read, for a new key and for a settled one.
-        assertThat(inbox.reserveAtStart(connection, "s", "reserved-key", null).isNew()).isTrue();
-        assertThat(sequentialScansOfInboxInThisTransaction(connection)).isZero();
-        connection.rollback();
-        assertThat(inbox.reserveAtStart(connection, "s", "filled-4242", null).outcome())
-            .isEqualTo(ClaimOutcome.DUPLICATE);
-        assertThat(sequentialScansOfInboxInThisTransaction(connection)).isZero();
-        connection.rollback();
-
-        // The claim in a caller's transaction uses the other form of the statement.
         assertThat(inbox.claim(connection, "s", "filled-65432", null).outcome())
             .isEqualTo(ClaimOutcome.DUPLICATE);
         assertThat(inbox.claim(connection, "s", "another-new-key", null).isNew()).isTrue();
-        assertThat(sequentialScansOfInboxInThisTransaction(connection)).isZero();
+        assertThat(InboxTable.counters(connection, schema).sequentialScans()).isZero();
       } finally {
         // The connection goes back to the pool: leave no transaction and no plan setting behind.
         if (!connection.getAutoCommit()) {
@@ -91,94 +67,102 @@ class SingleKeyClaimTest extends InboxTestSupport {
     String version = "SELECT xmin::text || '/' || xmax::text FROM " + schema + ".inbox";
     String before = queryString(version);
     assertThat(before).endsWith("/0");
+    // A lock would have put its transaction's id in xmax, and it stays there after that
+    // transaction ended; a write would have made a new version.
+    assertThat(inbox.execute("s", "k", tx -> null).outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
+    assertThat(queryString(version)).as("nor does execute's reservation of it").isEqualTo(before);
+    assertThat(deliverWithEffect(inbox, "s", "k", null)).isEqualTo(ItemStatus.DUPLICATE);
+    assertThat(queryString(version)).as("nor does a batch's claim of it").isEqualTo(before);
     try (Connection tx = dataSource.getConnection()) {
       tx.setAutoCommit(false);
-      assertThat(inbox.claimAtStart(tx, "s", "k", null).outcome())
-          .isEqualTo(ClaimOutcome.DUPLICATE);
-      // Seen from another connection while the duplicate's transaction is still open: a lock
-      // would have put its transaction id in xmax, a write would have made a new version.
+      assertThat(inbox.claim(tx, "s", "k", null).outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
+      // Seen from another connection while the duplicate's transaction is still open.
       assertThat(queryString(version)).isEqualTo(before);
       tx.rollback();
-
-      assertThat(inbox.reserveAtStart(tx, "s", "k", null).outcome())
-          .isEqualTo(ClaimOutcome.DUPLICATE);
-      assertThat(queryString(version)).as("nor does a reservation of it").isEqualTo(before);
-      tx.rollback();
     }
+    assertThat(effects()).isZero();
   }
 
   @Test
-  void a_claim_that_waited_for_a_first_claimant_who_committed_answers_duplicate() throws Exception {
-    Inbox inbox = inbox();
-    try (Connection first = dataSource.getConnection();
-        Connection second = dataSource.getConnection()) {
-      first.setAutoCommit(false);
-      second.setAutoCommit(false);
-      Claim claim = inbox.claimAtStart(first, "s", "race", null);
-      effect(first, "s", "race", 100);
-      Future<Claim> waiting = claimWhenBlocked(inbox, second, "race");
-      inbox.completeAndCommit(first, claim, null);
-
-      assertThat(waiting.get(10, TimeUnit.SECONDS).outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
-      second.rollback();
+  @Timeout(30)
+  void an_execute_that_waited_for_a_first_one_who_committed_answers_duplicate() throws Exception {
+    Inbox inbox =
+        inbox(s -> s.lockTimeout(Duration.ofSeconds(60)).leaseDuration(Duration.ofSeconds(120)));
+    Future<Execution> waiting;
+    try (HeldKey first = HeldKey.reserved(inbox, "s", "race", null, withEffect("race", 100))) {
+      waiting = executeAside(inbox, "race", withEffect("race", 7));
+      awaitBlockedBy(first.pid(), waiting);
     }
+    assertThat(waiting.get(10, TimeUnit.SECONDS).outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
+    assertThat(effects("race")).isEqualTo(1);
+  }
+
+  /**
+   * A batch claims a new key with a plain INSERT as its transaction's first statement: one that
+   * waited for a first claimant who committed fails with a unique violation, and the batch begins
+   * again and takes the full path, which classifies the key.
+   */
+  @Test
+  @Timeout(30)
+  void a_batch_that_waited_for_a_first_one_who_committed_answers_duplicate() throws Exception {
+    Inbox inbox =
+        inbox(s -> s.lockTimeout(Duration.ofSeconds(60)).leaseDuration(Duration.ofSeconds(120)));
+    ExecutorService pool = Executors.newSingleThreadExecutor();
+    Future<ItemStatus> waiting;
+    try (HeldKey first = HeldKey.claimed(inbox, "s", "race", withEffect("race", 100))) {
+      waiting = pool.submit(() -> deliverWithEffect(inbox, "s", "race", null));
+      awaitBlockedBy(first.pid(), waiting);
+    } finally {
+      pool.shutdown();
+    }
+    assertThat(waiting.get(10, TimeUnit.SECONDS)).isEqualTo(ItemStatus.DUPLICATE);
     assertThat(effects("race")).isEqualTo(1);
   }
 
   @Test
-  void a_claim_that_waited_for_a_first_claimant_who_rolled_back_claims_the_key() throws Exception {
-    Inbox inbox = inbox();
-    try (Connection first = dataSource.getConnection();
-        Connection second = dataSource.getConnection()) {
-      first.setAutoCommit(false);
-      second.setAutoCommit(false);
-      assertThat(inbox.claimAtStart(first, "s", "race", null).isNew()).isTrue();
-      effect(first, "s", "race", 100);
-      Future<Claim> waiting = claimWhenBlocked(inbox, second, "race");
-      first.rollback();
-
-      Claim claim = waiting.get(10, TimeUnit.SECONDS);
-      assertThat(claim.isNew()).isTrue();
-      effect(second, "s", "race", 7);
-      inbox.completeAndCommit(second, claim, null);
+  @Timeout(30)
+  void an_execute_that_waited_for_a_first_one_who_rolled_back_claims_the_key() throws Exception {
+    Inbox inbox =
+        inbox(s -> s.lockTimeout(Duration.ofSeconds(60)).leaseDuration(Duration.ofSeconds(120)));
+    Future<Execution> waiting;
+    try (HeldKey first =
+        HeldKey.reserved(
+            inbox,
+            "s",
+            "race",
+            null,
+            tx -> {
+              effect(tx, "s", "race", 100);
+              throw serializationFailure();
+            })) {
+      waiting = executeAside(inbox, "race", withEffect("race", 7));
+      awaitBlockedBy(first.pid(), waiting);
+      assertThatThrownBy(first::execution).hasRootCauseInstanceOf(SQLException.class);
     }
+
+    Execution second = waiting.get(10, TimeUnit.SECONDS);
+    assertThat(second.executed()).isTrue();
     assertThat(queryLong("SELECT sum(amount) FROM " + schema + ".effects")).isEqualTo(7);
-    assertThat(inbox.admin().find("s", "race").orElseThrow().state())
-        .isEqualTo(RecordState.COMPLETED);
+    InboxRecord row = inbox.admin().find("s", "race").orElseThrow();
+    assertThat(row.state()).isEqualTo(RecordState.COMPLETED);
+    assertThat(row.attempts()).isEqualTo(1);
   }
 
-  /** Starts a claim on another thread and returns once it waits on a lock. */
-  private Future<Claim> claimWhenBlocked(Inbox inbox, Connection connection, String key)
-      throws Exception {
+  private TransactionalHandler withEffect(String key, long amount) {
+    return tx -> {
+      effect(tx, "s", key, amount);
+      return null;
+    };
+  }
+
+  /** {@code execute} on another thread. */
+  private static Future<Execution> executeAside(
+      Inbox inbox, String key, TransactionalHandler handler) {
     ExecutorService pool = Executors.newSingleThreadExecutor();
     try {
-      Future<Claim> claim = pool.submit(() -> inbox.claimAtStart(connection, "s", key, null));
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-      while (queryLong(
-              "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
-                  + " AND query LIKE '%\""
-                  + schema
-                  + "\".\"inbox\"%'")
-          == 0) {
-        assertThat(System.nanoTime()).as("the second claim waits").isLessThan(deadline);
-        assertThat(claim.isDone()).as("the second claim cannot finish first").isFalse();
-        Thread.sleep(10);
-      }
-      return claim;
+      return pool.submit(() -> inbox.execute("s", key, handler));
     } finally {
       pool.shutdown();
-    }
-  }
-
-  private long sequentialScansOfInboxInThisTransaction(Connection connection) throws SQLException {
-    try (Statement statement = connection.createStatement();
-        ResultSet rs =
-            statement.executeQuery(
-                "SELECT seq_scan FROM pg_stat_xact_user_tables WHERE schemaname = '"
-                    + schema
-                    + "' AND relname = 'inbox'")) {
-      assertThat(rs.next()).as("the inbox table has statistics in this transaction").isTrue();
-      return rs.getLong(1);
     }
   }
 
