@@ -523,7 +523,7 @@ public final class PostgresInbox implements Inbox {
 
   private void completeClaimed(Connection connection, Claim claim, StoredResult result)
       throws SQLException {
-    try (PreparedStatement ps = connection.prepareStatement(sql.completeInTransaction)) {
+    try (PreparedStatement ps = connection.prepareStatement(sql.complete)) {
       bindCompletion(connection, ps, claim.scope(), claim.key(), claim.fencingToken(), result);
       expectOneRow(ps.executeUpdate(), claim, StateMachine.Transition.COMPLETE);
     }
@@ -536,8 +536,7 @@ public final class PostgresInbox implements Inbox {
   }
 
   /**
-   * Binds {@link Statements#complete} or {@link Statements#completeInTransaction}: the result, then
-   * which claim, by its fencing token.
+   * Binds {@link Statements#complete}: the result, then which claim, by its fencing token.
    */
   static void bindCompletion(
       Connection connection,

@@ -8,7 +8,6 @@ import static dev.inbox.internal.StateMachine.Condition.COMPLETED_BEFORE_RETENTI
 import static dev.inbox.internal.StateMachine.Condition.LEASE_EXPIRED;
 import static dev.inbox.internal.StateMachine.Condition.NO_LEASE;
 import static dev.inbox.internal.StateMachine.Condition.WRITTEN_BEFORE_RETENTION;
-import static dev.inbox.internal.StateMachine.Condition.WRITTEN_BY_THIS_TRANSACTION;
 
 import dev.inbox.ClaimOutcome;
 import dev.inbox.IllegalStateTransitionException;
@@ -66,9 +65,7 @@ public final class StateMachine {
     /** Completed longer ago than the retention, bound as an interval. */
     COMPLETED_BEFORE_RETENTION("r.completed_at < now() - ?::interval"),
     /** Last written longer ago than the retention, bound as an interval. */
-    WRITTEN_BEFORE_RETENTION("r.updated_at < now() - ?::interval"),
-    /** This transaction wrote the row, so no other transaction has seen it yet. */
-    WRITTEN_BY_THIS_TRANSACTION("r.xmin = pg_current_xact_id()::xid");
+    WRITTEN_BEFORE_RETENTION("r.updated_at < now() - ?::interval");
 
     private final String sql;
 
@@ -114,11 +111,6 @@ public final class StateMachine {
     COMPLETE(IN_PROGRESS, COMPLETED),
     /** The handler's result added to the row that the inbox's own claim wrote COMPLETED. */
     STORE_RESULT(COMPLETED, COMPLETED),
-    /**
-     * {@code complete()} of a claim that this very transaction wrote straight to COMPLETED: only
-     * the result is added. A row another transaction completed stays as it was.
-     */
-    COMPLETE_IN_THIS_TRANSACTION(COMPLETED, COMPLETED, WRITTEN_BY_THIS_TRANSACTION),
     /**
      * A reservation's completion: its key had no record, and the record is inserted whole and
      * COMPLETED. A record another claimant wrote meanwhile makes it a unique violation.

@@ -2,7 +2,6 @@ package dev.inbox.internal;
 
 import static dev.inbox.internal.StateMachine.Transition.CLAIM;
 import static dev.inbox.internal.StateMachine.Transition.COMPLETE;
-import static dev.inbox.internal.StateMachine.Transition.COMPLETE_IN_THIS_TRANSACTION;
 import static dev.inbox.internal.StateMachine.Transition.COMPLETE_RESERVATION;
 import static dev.inbox.internal.StateMachine.Transition.COUNT_FAILURE;
 import static dev.inbox.internal.StateMachine.Transition.COUNT_FAILURE_AGAIN;
@@ -110,25 +109,6 @@ final class Statements {
 
   /** A lease's or the claiming transaction's completion, by fencing token: {@code COMPLETE}. */
   final String complete;
-
-  /**
-   * {@link #complete} for a claim made on the caller's transaction: an {@code IN_PROGRESS} row, or
-   * a row that this very transaction inserted as {@code COMPLETED} ({@code claimAtStart}, whose
-   * uncommitted row nobody else can see in either state). For the latter, only the result and
-   * {@code updated_at} change, and no indexed column or partial-index predicate does, so that the
-   * update can be HOT: no new index entries. The {@code xmin} test keeps a stale claim from
-   * overwriting a row that an earlier transaction completed. Transitions: {@code COMPLETE} and
-   * {@code COMPLETE_IN_THIS_TRANSACTION}.
-   */
-  final String completeInTransaction;
-
-  /**
-   * {@link #complete} and COMMIT in one round trip. The SELECT turns "not exactly one row
-   * completed" into an error (a cast that fails, naming the count), and the server skips the rest
-   * of a round trip after an error, so the COMMIT then never runs. The failing cast depends on the
-   * count, so the planner cannot fold it into an error at planning time.
-   */
-  final String completeAndCommit;
 
   /**
    * Adds the result to a row the optimistic claim already wrote as COMPLETED; a HOT update.
@@ -314,25 +294,6 @@ final class Statements {
             + " result_body_sha256 = ?, completed_at = now(), updated_at = now(), lease_owner = NULL,"
             + " locked_until = NULL WHERE scope = ? AND key = ? AND fencing_token = ? AND "
             + COMPLETE.guard();
-    completeInTransaction =
-        "UPDATE "
-            + table
-            + " AS r SET state = "
-            + COMPLETE.toLiteral()
-            + ", result_status = ?, result_headers = ?, result_body = ?,"
-            + " result_body_sha256 = ?,"
-            + " completed_at = CASE WHEN "
-            + COMPLETE.stateGuard()
-            + " THEN now() ELSE completed_at END,"
-            + " updated_at = now(), lease_owner = NULL, locked_until = NULL"
-            + " WHERE scope = ? AND key = ? AND fencing_token = ? AND "
-            + StateMachine.anyOf(COMPLETE, COMPLETE_IN_THIS_TRANSACTION);
-    completeAndCommit =
-        "WITH completed AS ("
-            + completeInTransaction
-            + " RETURNING 1) SELECT CASE WHEN count(*) = 1 THEN count(*) ELSE"
-            + " ('inbox: completing the claim changed ' || count(*) || ' rows, so nothing was"
-            + " committed')::bigint END FROM completed; COMMIT";
     storeResult =
         "UPDATE "
             + table

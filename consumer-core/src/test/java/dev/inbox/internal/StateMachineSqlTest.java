@@ -8,7 +8,6 @@ import static dev.inbox.internal.StateMachine.Condition.COMPLETED_BEFORE_RETENTI
 import static dev.inbox.internal.StateMachine.Condition.LEASE_EXPIRED;
 import static dev.inbox.internal.StateMachine.Condition.NO_LEASE;
 import static dev.inbox.internal.StateMachine.Condition.WRITTEN_BEFORE_RETENTION;
-import static dev.inbox.internal.StateMachine.Condition.WRITTEN_BY_THIS_TRANSACTION;
 import static dev.inbox.internal.StateMachine.NO_RECORD;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -83,8 +82,6 @@ class StateMachineSqlTest {
         BELOW_MAX_ATTEMPTS,
         COMPLETED_BEFORE_RETENTION,
         WRITTEN_BEFORE_RETENTION),
-    DONE_BY_THIS_TRANSACTION(
-        COMPLETED, 1, null, "0 seconds", NO_LEASE, BELOW_MAX_ATTEMPTS, WRITTEN_BY_THIS_TRANSACTION),
     FAILED_ONCE(FAILED, 1, null, "1 minute", NO_LEASE, BELOW_MAX_ATTEMPTS),
     FAILED_PAST_RETENTION(
         FAILED, 1, null, "2 days", NO_LEASE, BELOW_MAX_ATTEMPTS, WRITTEN_BEFORE_RETENTION),
@@ -210,15 +207,6 @@ class StateMachineSqlTest {
           ps.setLong(7, FENCING_TOKEN);
         };
     writes.add(new Write("complete", sql.complete, completion, Transition.COMPLETE));
-    for (String name : List.of("completeInTransaction", "completeAndCommit")) {
-      writes.add(
-          new Write(
-              name,
-              name.equals("completeAndCommit") ? sql.completeAndCommit : sql.completeInTransaction,
-              completion,
-              Transition.COMPLETE,
-              Transition.COMPLETE_IN_THIS_TRANSACTION));
-    }
     writes.add(
         new Write(
             "storeResult",
@@ -344,7 +332,7 @@ class StateMachineSqlTest {
           String[] before;
           String[] after;
           SQLException refused = null;
-          c.setAutoCommit(situation != Situation.DONE_BY_THIS_TRANSACTION);
+          c.setAutoCommit(true);
           put(c, situation);
           c.setAutoCommit(false);
           try {
@@ -400,9 +388,6 @@ class StateMachineSqlTest {
     SoftAssertions softly = new SoftAssertions();
     try (Connection c = dataSource.getConnection()) {
       for (Situation situation : Situation.values()) {
-        if (situation == Situation.DONE_BY_THIS_TRANSACTION) {
-          continue; // no claim of another transaction reads this row before it commits
-        }
         put(c, situation);
         ClaimOutcome outcome;
         try (PreparedStatement ps = c.prepareStatement(sql.selectClaimState)) {
