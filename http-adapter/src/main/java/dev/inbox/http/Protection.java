@@ -9,8 +9,8 @@ import java.util.Optional;
 /**
  * Takes a keyed request to its one answer: attempts it in the filter's mode until an attempt
  * answers, waiting at most {@code inFlightWait} for a first request with the same key (then 409),
- * and answers the filter's own failures. Only an {@link IOException}, the client's connection
- * failing with nobody left to answer, escapes.
+ * and answers the filter's own failures. Besides an {@link Error}, only an {@link IOException}
+ * escapes: the client's connection failing, with nobody left to answer.
  */
 final class Protection {
   private static final long POLL_MILLIS = 50;
