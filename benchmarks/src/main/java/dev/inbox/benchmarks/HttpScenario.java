@@ -194,7 +194,7 @@ final class HttpScenario {
     Server server = new Server(0);
     ServletContextHandler context = new ServletContextHandler();
     IdempotencyFilter filter =
-        IdempotencyFilter.builder(inbox, dataSource)
+        IdempotencyFilter.builder(inbox)
             .scopeResolver(ScopeResolver.global("bench"))
             .build();
     context.addFilter(new FilterHolder(filter), "/payments", EnumSet.of(DispatcherType.REQUEST));

@@ -124,9 +124,13 @@ public final class PostgresInbox implements Inbox {
     try {
       return executeOwn(scope, request, handler, true);
     } catch (ReservationLostException e) {
+      if (e.claimantStillOpen) {
+        // Its claim has been waited for lockTimeout already: waiting again would double the
+        // bound that execute() promises.
+        return new Execution(claimer.lockedElsewhere(scope, key), null);
+      }
       // Another claimant recorded the key while the handler ran, and nothing of this run was
-      // committed: claim the row itself now, which waits for that claimant and answers with its
-      // outcome.
+      // committed: claim the row itself now, which answers with that claimant's outcome.
       log.debug("the reservation of key '{}' in scope '{}' was lost; claiming again", key, scope);
       return executeOwn(scope, request, handler, false);
     }
@@ -374,13 +378,14 @@ public final class PostgresInbox implements Inbox {
     } catch (SQLException e) {
       if (SqlStates.isUniqueViolation(e)) {
         throw new ReservationLostException(
-            claim.scope(), claim.key(), "another claimant recorded the key first", e);
+            claim.scope(), claim.key(), "another claimant recorded the key first", false, e);
       }
       if (SqlStates.isLockTimeout(e)) {
         throw new ReservationLostException(
             claim.scope(),
             claim.key(),
             "another claimant's transaction wrote the key and was still open after lockTimeout",
+            true,
             e);
       }
       throw e;
@@ -535,9 +540,7 @@ public final class PostgresInbox implements Inbox {
     }
   }
 
-  /**
-   * Binds {@link Statements#complete}: the result, then which claim, by its fencing token.
-   */
+  /** Binds {@link Statements#complete}: the result, then which claim, by its fencing token. */
   static void bindCompletion(
       Connection connection,
       PreparedStatement ps,

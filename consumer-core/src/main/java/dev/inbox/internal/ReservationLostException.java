@@ -11,7 +11,11 @@ import dev.inbox.InboxException;
 final class ReservationLostException extends InboxException {
   private static final long serialVersionUID = 1L;
 
-  ReservationLostException(String scope, String key, String found, Throwable cause) {
+  /** True when the claimant that wrote the key was still open after lockTimeout. */
+  final boolean claimantStillOpen;
+
+  ReservationLostException(
+      String scope, String key, String found, boolean claimantStillOpen, Throwable cause) {
     super(
         scope,
         key,
@@ -23,5 +27,6 @@ final class ReservationLostException extends InboxException {
             + found
             + "; nothing was committed, so roll the transaction back and reserve the key again",
         cause);
+    this.claimantStillOpen = claimantStillOpen;
   }
 }

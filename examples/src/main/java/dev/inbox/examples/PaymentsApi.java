@@ -84,7 +84,7 @@ final class PaymentsApi implements AutoCloseable {
     server.addConnector(connector);
     ServletContextHandler context = new ServletContextHandler();
     IdempotencyFilter filter =
-        IdempotencyFilter.builder(inbox, dataSource)
+        IdempotencyFilter.builder(inbox)
             .scopeResolver(ScopeResolver.header("X-Api-Key", tenantsByApiKey::get))
             .paths(path -> path.equals("/payments"))
             .inFlightWait(inFlightWait)

@@ -98,7 +98,7 @@ import javax.sql.DataSource;
  * response the chain returned with.
  *
  * <pre>{@code
- * IdempotencyFilter filter = IdempotencyFilter.builder(inbox, dataSource)
+ * IdempotencyFilter filter = IdempotencyFilter.builder(inbox)
  *     .scopeResolver(ScopeResolver.header("X-Api-Key", tenantsByApiKey))
  *     .pathPrefixes("/payments")
  *     .meterRegistry(registry)
@@ -225,21 +225,21 @@ public final class IdempotencyFilter implements Filter {
   }
 
   /**
-   * A builder for a filter on the inbox. {@link Mode#TRANSACTIONAL} mode (the default) also needs
-   * the inbox's data source: set it with {@link Builder#dataSource}, or use {@link #builder(Inbox,
-   * DataSource)}.
+   * A builder for a filter on the inbox. In {@link Mode#TRANSACTIONAL} mode (the default) each
+   * request runs as the handler of {@link Inbox#execute}, on the transaction the inbox claims its
+   * key in (or joins, see {@link dev.inbox.InboxBuilder#callerTransactions}).
    */
   public static Builder builder(Inbox inbox) {
     return new Builder(inbox);
   }
 
   /**
-   * A builder for a filter on the inbox.
+   * {@link #builder(Inbox)}; the data source is no longer needed.
    *
-   * @param inbox the inbox shared with the consumers
-   * @param dataSource the inbox's data source (the one it was built with), from which the filter
-   *     opens each request's transaction in {@link Mode#TRANSACTIONAL} mode
+   * @deprecated the filter runs each request on the inbox's own transaction: use {@link
+   *     #builder(Inbox)}
    */
+  @Deprecated
   public static Builder builder(Inbox inbox, DataSource dataSource) {
     return new Builder(inbox).dataSource(dataSource);
   }
@@ -311,9 +311,11 @@ public final class IdempotencyFilter implements Filter {
     }
 
     /**
-     * The inbox's data source, from which each request's transaction is opened. Required in {@link
-     * Mode#TRANSACTIONAL} mode; it must reach the same database and schema as the inbox.
+     * Ignored: the filter runs each request on the inbox's own transaction.
+     *
+     * @deprecated no longer needed; remove the call
      */
+    @Deprecated
     public Builder dataSource(DataSource dataSource) {
       this.dataSource = Objects.requireNonNull(dataSource, "dataSource must not be null");
       return this;
@@ -553,15 +555,7 @@ public final class IdempotencyFilter implements Filter {
       return listener(new MicrometerIdempotencyListener(registry));
     }
 
-    /**
-     * @throws IllegalStateException when transactional mode has no data source
-     */
     public IdempotencyFilter build() {
-      if (mode == Mode.TRANSACTIONAL && dataSource == null) {
-        throw new IllegalStateException(
-            "TRANSACTIONAL mode needs the inbox's DataSource to open each request's transaction:"
-                + " call dataSource(...) or use IdempotencyFilter.builder(inbox, dataSource)");
-      }
       return new IdempotencyFilter(this);
     }
   }

@@ -49,7 +49,7 @@ final class DispatchServer implements AutoCloseable {
     IdempotencyFilter filter =
         customize
             .apply(
-                IdempotencyFilter.builder(inbox, dataSource)
+                IdempotencyFilter.builder(inbox)
                     .scopeResolver(ScopeResolver.header("X-Api-Key", TestServer.TENANTS))
                     .inFlightWait(Duration.ofSeconds(3)))
             .build();

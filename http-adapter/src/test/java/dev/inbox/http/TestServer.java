@@ -103,7 +103,7 @@ final class TestServer implements AutoCloseable {
     this.dataSource = dataSource;
     this.effects = effects;
     IdempotencyFilter.Builder builder =
-        IdempotencyFilter.builder(inbox, dataSource)
+        IdempotencyFilter.builder(inbox)
             .scopeResolver(ScopeResolver.header("X-Api-Key", TENANTS))
             .pathPrefixes("/payments")
             .inFlightWait(Duration.ofSeconds(10))
