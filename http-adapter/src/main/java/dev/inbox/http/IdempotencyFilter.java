@@ -52,9 +52,10 @@ import javax.sql.DataSource;
  *       {@link Error}, or a transaction that an SQL error the handler caught had aborted (answered
  *       500), rolls the writes back and records a failure, so that the client's retry runs again (a
  *       deadlock, serialization failure or lost connection is not counted as one). In transactional
- *       mode the key's record is written once, with the response, when it commits ({@link
- *       Inbox#execute}); should a message consumer record the same key first, the application's
- *       writes are rolled back and the request gets that consumer's outcome.
+ *       mode the request runs as the handler of {@link Inbox#execute}, and the key's record is
+ *       written once, with the response, when it commits; should a message consumer record the same
+ *       key first, the application's writes are rolled back and the request gets that consumer's
+ *       outcome.
  *   <li>A retry gets the stored status, allow-listed headers and body, with {@code
  *       Idempotent-Replayed: true}. A body over {@link Builder#maxStoredBody} is recorded by its
  *       hash only, and its replay has an empty body and {@code Idempotent-Body-Stored: false}. A

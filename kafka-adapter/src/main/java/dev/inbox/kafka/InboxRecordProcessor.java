@@ -38,10 +38,10 @@ import org.slf4j.LoggerFactory;
  * method returns, never before: the database then always runs ahead of the offsets, and a
  * redelivery is recognised as a duplicate.
  *
- * <p>A record's value, when it is a {@code byte[]}, is fingerprinted ({@link
- * Fingerprints#ofMessage}; a null value, a tombstone, has a fingerprint of its own), so that a key
- * re-sent with a different value is dead-lettered as {@link dev.inbox.DeadLetterReason#MISMATCH}
- * instead of committed as a duplicate; for other value types give the record's raw bytes with
+ * <p>A record's value, when it is a {@code byte[]}, is fingerprinted (its SHA-256, tagged as a
+ * message's; a null value, a tombstone, has a fingerprint of its own), so that a key re-sent with a
+ * different value is dead-lettered as {@link dev.inbox.DeadLetterReason#MISMATCH} instead of
+ * committed as a duplicate; for other value types give a fingerprint of the record's raw bytes with
  * {@link #withPayloadFingerprint}. A handler that throws an {@link Error} (a {@code
  * StackOverflowError}, say) fails the attempt like any exception.
  *
@@ -150,9 +150,11 @@ public final class InboxRecordProcessor<K, V> {
   }
 
   /**
-   * The same processor with another payload fingerprint, such as {@code record ->
-   * Fingerprints.ofMessage(rawBytesOf(record))}: the bytes the producer sent, never a
-   * re-serialization, which may differ for the same payload. A null fingerprint is not compared.
+   * The same processor with another payload fingerprint, such as the SHA-256 of the bytes the
+   * producer sent, never of a re-serialization, which may differ for the same payload. A null
+   * fingerprint is not compared. Such a fingerprint is untagged, as the HTTP filter's are, so it is
+   * compared with theirs: a key also sent over HTTP with this processor's fingerprint is a {@code
+   * MISMATCH}.
    */
   public InboxRecordProcessor<K, V> withPayloadFingerprint(
       Function<ConsumerRecord<K, V>, byte[]> fingerprint) {
