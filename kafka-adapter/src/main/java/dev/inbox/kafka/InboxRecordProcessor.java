@@ -42,7 +42,7 @@ import org.slf4j.LoggerFactory;
  * message's; a null value, a tombstone, has a fingerprint of its own), so that a key re-sent with a
  * different value is dead-lettered as {@link dev.inbox.DeadLetterReason#MISMATCH} instead of
  * committed as a duplicate; for other value types give a fingerprint of the record's raw bytes with
- * {@link #withPayloadFingerprint}. A handler that throws an {@link Error} (a {@code
+ * {@link #withPayloadBytes}. A handler that throws an {@link Error} (a {@code
  * StackOverflowError}, say) fails the attempt like any exception.
  *
  * <pre>{@code
@@ -150,19 +150,25 @@ public final class InboxRecordProcessor<K, V> {
   }
 
   /**
-   * The same processor with another payload fingerprint, such as the SHA-256 of the bytes the
-   * producer sent, never of a re-serialization, which may differ for the same payload. A null
-   * fingerprint is not compared. Such a fingerprint is untagged, as the HTTP filter's are, so it is
-   * compared with theirs: a key also sent over HTTP with this processor's fingerprint is a {@code
-   * MISMATCH}.
+   * The same processor fingerprinting, instead of a {@code byte[]} value, the bytes this function
+   * returns: the bytes the producer sent, never a re-serialization, which may differ for the same
+   * payload (null: no fingerprint is compared). They are fingerprinted as a message's (SHA-256,
+   * tagged), so that they are compared with other messages' fingerprints of the key and never
+   * with an HTTP request's.
    */
-  public InboxRecordProcessor<K, V> withPayloadFingerprint(
-      Function<ConsumerRecord<K, V>, byte[]> fingerprint) {
+  public InboxRecordProcessor<K, V> withPayloadBytes(
+      Function<ConsumerRecord<K, V>, byte[]> payloadBytes) {
+    Objects.requireNonNull(payloadBytes, "payloadBytes");
+    Function<ConsumerRecord<K, V>, byte[]> fingerprint =
+        record -> {
+          byte[] bytes = payloadBytes.apply(record);
+          return bytes == null ? null : Fingerprints.ofMessage(bytes);
+        };
     return new InboxRecordProcessor<>(
         inbox,
         scope,
         keys,
-        Objects.requireNonNull(fingerprint, "fingerprint"),
+        fingerprint,
         handler,
         newRecordsHandler,
         deadLetters,
