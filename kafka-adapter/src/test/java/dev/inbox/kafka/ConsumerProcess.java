@@ -3,19 +3,18 @@ package dev.inbox.kafka;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.inbox.Inbox;
 import dev.inbox.InboxDataSources;
-import dev.inbox.InboxSettings;
+import dev.inbox.NonRetryableException;
 import dev.inbox.testing.EffectsTable;
-import java.time.Duration;
+import dev.inbox.testing.acceptance.HandlerKind;
+import dev.inbox.testing.acceptance.Payments;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.serialization.StringDeserializer;
 
 /**
- * A consumer in its own JVM, so that a test can kill it with {@code kill -9}. Arguments: bootstrap
- * servers, topic, group, JDBC URL, database user, schema, and the handler: {@code per-item} (a
- * {@link RecordHandler}) or {@code at-once} (a {@link NewRecordsHandler} writing each partition's
- * new records with one statement).
+ * The {@link KafkaFixture}'s consumer in its own JVM, so that a test can kill it with {@code kill
+ * -9}. Arguments: bootstrap servers, topic, group, JDBC URL, database user, schema, and the {@link
+ * HandlerKind}.
  */
 public final class ConsumerProcess {
   public static void main(String[] args) throws Exception {
@@ -25,11 +24,10 @@ public final class ConsumerProcess {
     String user = args[4].isEmpty() ? null : args[4];
     String schema = args[5];
     HikariDataSource dataSource = InboxDataSources.pool(args[3], user, null, 4);
-    EffectsTable effects = new EffectsTable(dataSource, schema);
     Inbox inbox =
         Inbox.builder()
             .dataSource(dataSource)
-            .settings(InboxSettings.builder().schema(schema).janitorInterval(Duration.ZERO).build())
+            .settings(KafkaTestSupport.settings(schema).build())
             .build();
     InboxKafkaConsumer.Builder<String, String> builder =
         InboxKafkaConsumer.builder(new StringDeserializer(), new StringDeserializer())
@@ -51,17 +49,10 @@ public final class ConsumerProcess {
                     6000))
             .topics(topic)
             .inbox(inbox);
-    if (args[6].equals("at-once")) {
-      builder.newRecordsHandler(
-          (records, tx) ->
-              effects.applyAll(
-                  tx,
-                  records.stream().map(ConsumerRecord::key).toList(),
-                  records.stream().map(r -> Long.parseLong(r.value())).toList()));
-    } else {
-      builder.handler(
-          (record, tx) -> effects.apply(tx, record.key(), Long.parseLong(record.value())));
-    }
+    KafkaFixture.handleWith(
+        builder,
+        HandlerKind.valueOf(args[6]),
+        new Payments(new EffectsTable(dataSource, schema), NonRetryableException::new));
     InboxKafkaConsumer<String, String> consumer = builder.build();
     System.out.println("consumer started");
     consumer.run();

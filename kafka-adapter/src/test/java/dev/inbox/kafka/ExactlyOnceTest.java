@@ -10,35 +10,11 @@ import java.time.Duration;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.junit.jupiter.api.Test;
 
+/**
+ * Exactly-once effects in what only Kafka does: a rebalance while records flow, and a poll loop of
+ * the application's own. The scenarios every broker shares are in {@link KafkaAcceptanceTest}.
+ */
 class ExactlyOnceTest extends KafkaTestSupport {
-
-  @Test
-  void tenThousandRecordsWithTwentyPercentResentTakeEightThousandEffects() throws Exception {
-    String topic = kafka.newTopic("payments", 3);
-    String group = newGroup();
-    PaymentStream stream = new PaymentStream("p", 8_000, 2_000, 42);
-    PaymentSender.send(stream, kafka.bootstrapServers(), topic);
-    SimpleMeterRegistry registry = new SimpleMeterRegistry();
-    Inbox inbox = inbox(settings().build());
-
-    InboxKafkaConsumer<String, String> consumer =
-        consumer(inbox, topic, group)
-            .meterRegistry(registry)
-            .handler(
-                (record, tx) -> effects.apply(tx, record.key(), Long.parseLong(record.value())))
-            .build()
-            .start();
-    closeables.add(consumer);
-    awaitFullyCommitted(group, topic, Duration.ofSeconds(60));
-
-    assertExactlyOnce(stream);
-    assertThat(counter(registry, topic, "new")).isEqualTo(8_000);
-    assertThat(counter(registry, topic, "duplicate")).isEqualTo(2_000);
-    assertThat(registry.find("inbox.kafka.batch.latency").timer().count()).isPositive();
-    assertThat(registry.find("kafka.consumer.fetch.manager.records.consumed.total").meters())
-        .as("Kafka's client metrics are bound")
-        .isNotEmpty();
-  }
 
   @Test
   void twoConsumersAndAThirdJoiningMidStreamTakeEachEffectOnce() throws Exception {
@@ -46,7 +22,15 @@ class ExactlyOnceTest extends KafkaTestSupport {
     String group = newGroup();
     PaymentStream stream = new PaymentStream("r", 12_000, 3_000, 7);
     Inbox inbox = inbox(settings().build());
-    startConsumer(inbox, topic, group);
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    InboxKafkaConsumer<String, String> metered =
+        consumer(inbox, topic, group)
+            .meterRegistry(registry)
+            .handler(
+                (record, tx) -> effects.apply(tx, record.key(), Long.parseLong(record.value())))
+            .build()
+            .start();
+    closeables.add(metered);
     startConsumer(inbox, topic, group);
     PaymentSender.send(stream, kafka.bootstrapServers(), topic);
     await("a quarter of the effects", Duration.ofSeconds(60), () -> effects.count() >= 3_000);
@@ -54,6 +38,10 @@ class ExactlyOnceTest extends KafkaTestSupport {
 
     awaitFullyCommitted(group, topic, Duration.ofSeconds(90));
     assertExactlyOnce(stream);
+    assertThat(registry.find("inbox.kafka.batch.latency").timer().count()).isPositive();
+    assertThat(registry.find("kafka.consumer.fetch.manager.records.consumed.total").meters())
+        .as("Kafka's client metrics are bound")
+        .isNotEmpty();
   }
 
   @Test
@@ -97,15 +85,9 @@ class ExactlyOnceTest extends KafkaTestSupport {
       assertThat(polledRecords).isEqualTo(2L * stream.messages().size());
     }
     assertExactlyOnce(stream);
-    assertThat(counter(registry, topic, "new")).isEqualTo(800);
-    assertThat(counter(registry, topic, "duplicate"))
+    assertThat(count(registry, topic, "new")).isEqualTo(800);
+    assertThat(count(registry, topic, "duplicate"))
         .as("200 re-sent, then 1 000 read again")
         .isEqualTo(1_200);
-  }
-
-  private static double counter(SimpleMeterRegistry registry, String topic, String outcome) {
-    var counter =
-        registry.find("inbox.kafka.records").tag("topic", topic).tag("outcome", outcome).counter();
-    return counter == null ? 0 : counter.count();
   }
 }

@@ -5,12 +5,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.inbox.Inbox;
 import dev.inbox.InboxSettings;
+import dev.inbox.testing.Await;
 import dev.inbox.testing.EffectsTable;
 import dev.inbox.testing.PaymentStream;
 import dev.inbox.testing.TestDataSources;
 import dev.inbox.testing.TestKafka;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.nio.charset.StandardCharsets;
-import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -73,6 +75,11 @@ abstract class KafkaTestSupport {
   }
 
   protected InboxSettings.Builder settings() {
+    return settings(schema);
+  }
+
+  /** An inbox's settings in the schema, with no janitor. */
+  static InboxSettings.Builder settings(String schema) {
     return InboxSettings.builder().schema(schema).janitorInterval(Duration.ZERO);
   }
 
@@ -113,9 +120,14 @@ abstract class KafkaTestSupport {
   }
 
   protected Map<String, Object> consumerProperties(String group) {
+    return consumerProperties(kafka.bootstrapServers(), group);
+  }
+
+  /** A consumer of the group that starts at the earliest offset, 500 records a poll at most. */
+  static Map<String, Object> consumerProperties(String bootstrapServers, String group) {
     return Map.of(
         "bootstrap.servers",
-        kafka.bootstrapServers(),
+        bootstrapServers,
         "group.id",
         group,
         "auto.offset.reset",
@@ -156,23 +168,14 @@ abstract class KafkaTestSupport {
 
   protected static void await(String what, Duration timeout, Callable<Boolean> condition)
       throws Exception {
-    long deadline = System.nanoTime() + timeout.toNanos();
-    SQLException lastFailure = null;
-    while (true) {
-      try {
-        if (condition.call()) {
-          return;
-        }
-      } catch (SQLException e) {
-        // A fault test may have just terminated this connection; ask again on a new one.
-        lastFailure = e;
-      }
-      if (System.nanoTime() > deadline) {
-        throw new AssertionError(
-            "timed out after " + timeout + " waiting for " + what, lastFailure);
-      }
-      Thread.sleep(100);
-    }
+    Await.until(what, timeout, condition);
+  }
+
+  /** The {@code inbox.kafka.records} of the topic counted with this outcome. */
+  static double count(MeterRegistry registry, String topic, String outcome) {
+    Counter counter =
+        registry.find("inbox.kafka.records").tag("topic", topic).tag("outcome", outcome).counter();
+    return counter == null ? 0 : counter.count();
   }
 
   /** Exactly one effect per distinct key, and the exact sum. */

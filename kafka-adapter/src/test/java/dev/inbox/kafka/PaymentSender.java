@@ -11,18 +11,24 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.serialization.StringSerializer;
 
-/** Sends a {@link PaymentStream} with each key as the record key and the idempotency-key header. */
+/** Sends payments with each key as the record key and the idempotency-key header. */
 final class PaymentSender {
   private PaymentSender() {}
 
   static void send(PaymentStream stream, String bootstrapServers, String topic) throws Exception {
+    send(stream.messages(), bootstrapServers, topic);
+  }
+
+  /** Sends the payments in this order, and waits for the broker to acknowledge each. */
+  static void send(List<PaymentStream.Message> messages, String bootstrapServers, String topic)
+      throws Exception {
     try (KafkaProducer<String, String> producer =
         new KafkaProducer<>(
             TestKafka.producerConfig(bootstrapServers),
             new StringSerializer(),
             new StringSerializer())) {
       List<Future<RecordMetadata>> sent = new ArrayList<>();
-      for (PaymentStream.Message message : stream.messages()) {
+      for (PaymentStream.Message message : messages) {
         ProducerRecord<String, String> record =
             new ProducerRecord<>(topic, message.key(), Long.toString(message.amount()));
         record

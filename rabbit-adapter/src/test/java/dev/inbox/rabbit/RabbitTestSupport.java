@@ -11,19 +11,21 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.inbox.DeadLetterHeaders;
 import dev.inbox.Inbox;
 import dev.inbox.InboxSettings;
+import dev.inbox.testing.Await;
 import dev.inbox.testing.EffectsTable;
 import dev.inbox.testing.PaymentStream;
 import dev.inbox.testing.TestDataSources;
 import dev.inbox.testing.TestRabbit;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.concurrent.TimeoutException;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -70,6 +72,12 @@ abstract class RabbitTestSupport {
       closeables.get(i).close();
     }
     closeables.clear();
+    deleteTopology(connection, queue);
+  }
+
+  /** Deletes the queue, its dead-letter queue and its dead-letter exchange. */
+  static void deleteTopology(Connection connection, RabbitTopology.Names queue)
+      throws IOException, TimeoutException {
     try (Channel channel = connection.createChannel()) {
       channel.queueDelete(queue.queue());
       channel.queueDelete(queue.deadLetterQueue());
@@ -84,6 +92,11 @@ abstract class RabbitTestSupport {
   }
 
   protected InboxSettings.Builder settings() {
+    return settings(schema);
+  }
+
+  /** An inbox's settings in the schema, with no janitor. */
+  static InboxSettings.Builder settings(String schema) {
     return InboxSettings.builder().schema(schema).janitorInterval(Duration.ZERO);
   }
 
@@ -177,21 +190,7 @@ abstract class RabbitTestSupport {
 
   protected static void await(String what, Duration timeout, Callable<Boolean> condition)
       throws Exception {
-    long deadline = System.nanoTime() + timeout.toNanos();
-    Exception last = null;
-    while (true) {
-      try {
-        if (condition.call()) {
-          return;
-        }
-      } catch (SQLException e) {
-        last = e; // a fault test may have terminated this connection
-      }
-      if (System.nanoTime() > deadline) {
-        throw new AssertionError("timed out after " + timeout + " waiting for " + what, last);
-      }
-      Thread.sleep(100);
-    }
+    Await.until(what, timeout, condition);
   }
 
   /**
