@@ -7,6 +7,7 @@ import dev.inbox.InboxDatabaseException;
 import dev.inbox.StoredResult;
 import dev.inbox.TransientFailures;
 import dev.inbox.http.spi.RequestOutcome;
+import dev.inbox.internal.HandlerError;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.Optional;
@@ -99,7 +100,7 @@ final class TransactionalMode implements ModeStrategy {
     if (cause instanceof UnstoredAnswer) {
       return Answer.buffered(RequestOutcome.RELEASED, run.response());
     }
-    Throwable thrown = cause instanceof HandlerError ? cause.getCause() : cause;
+    Throwable thrown = HandlerError.unwrap(cause);
     if (run.failure() != null && thrown == run.failure()) {
       return answers.handlerFailed(keyed, run.failure());
     }
@@ -122,20 +123,6 @@ final class TransactionalMode implements ModeStrategy {
     @Override
     public String toString() {
       return getMessage();
-    }
-  }
-
-  /** An Error thrown by the handler, carried through the inbox as a failed attempt. */
-  private static final class HandlerError extends Exception {
-    private static final long serialVersionUID = 1L;
-
-    HandlerError(Error error) {
-      super(error.toString(), error, false, false);
-    }
-
-    @Override
-    public String toString() {
-      return "the handler threw " + getCause();
     }
   }
 }
