@@ -248,4 +248,40 @@ class EngineReviewTest extends InboxTestSupport {
     }
     assertThat(leftBehind).as("joined calls that left their savepoint behind").isEmpty();
   }
+
+  /**
+   * A caller's REPEATABLE READ transaction whose snapshot predates another transaction's commit of
+   * the key: the joined claim cannot see the row it conflicts with, and must not answer NEW (that
+   * would run the effect twice). It answers DUPLICATE or fails with a retryable error.
+   */
+  @Test
+  void joined_repeatable_read_claim_of_a_key_committed_after_its_snapshot_never_runs_again()
+      throws Exception {
+    Inbox plain = inbox();
+    try (Connection caller = dataSource.getConnection()) {
+      caller.setAutoCommit(false);
+      caller.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
+      queryLong(caller, "SELECT count(*) FROM " + schema + ".effects"); // takes the snapshot
+      executeWithEffect(plain, SCOPE, "k-rr");
+      Inbox joining =
+          Inbox.builder()
+              .dataSource(dataSource)
+              .settings(settings().build())
+              .callerTransactions(() -> caller)
+              .build();
+      inboxes.add(joining);
+      try {
+        Execution execution = executeWithEffect(joining, SCOPE, "k-rr");
+        assertThat(execution.outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
+        caller.commit();
+      } catch (InboxDatabaseException e) {
+        assertThat(TransientFailures.isTransient(e)).as(e.toString()).isTrue();
+        caller.rollback();
+      } finally {
+        caller.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
+        caller.setAutoCommit(true);
+      }
+    }
+    assertThat(effects("k-rr")).isEqualTo(1);
+  }
 }
