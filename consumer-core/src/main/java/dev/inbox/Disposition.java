@@ -91,9 +91,10 @@ public final class Disposition {
       case GAVE_UP ->
           deadLetter(DeadLetterReason.GAVE_UP, key, attempts, failure, gaveUp(attempts));
       case FAILED -> {
-        if (failure instanceof NonRetryableException) {
+        NonRetryableException nonRetryable = nonRetryable(failure);
+        if (nonRetryable != null) {
           yield deadLetter(
-              DeadLetterReason.NON_RETRYABLE, key, attempts, failure, describe(failure));
+              DeadLetterReason.NON_RETRYABLE, key, attempts, failure, describe(nonRetryable));
         }
         if (StateMachine.gaveUp(attempts, maxAttempts)) {
           yield deadLetter(DeadLetterReason.GAVE_UP, key, attempts, failure, gaveUp(attempts));
@@ -148,9 +149,28 @@ public final class Disposition {
     return new Disposition(Action.SETTLE, null, null, 0, null, null);
   }
 
-  /** A message whose processing outside the inbox failed and rolled back. */
+  /**
+   * A message whose processing outside the inbox failed and rolled back: retried, unless the
+   * failure is (or was caused by) a {@link NonRetryableException}, which dead-letters it at once.
+   */
   public static Disposition retry(Throwable failure) {
+    NonRetryableException nonRetryable = nonRetryable(failure);
+    if (nonRetryable != null) {
+      return deadLetter(DeadLetterReason.NON_RETRYABLE, null, 0, failure, describe(nonRetryable));
+    }
     return new Disposition(Action.RETRY, null, null, 0, failure, describe(failure));
+  }
+
+  /** The NonRetryableException in the failure's cause chain, or null. */
+  private static NonRetryableException nonRetryable(Throwable failure) {
+    Throwable cause = HandlerError.unwrap(failure);
+    for (int depth = 0; cause != null && depth < 32; depth++) {
+      if (cause instanceof NonRetryableException nonRetryable) {
+        return nonRetryable;
+      }
+      cause = cause.getCause();
+    }
+    return null;
   }
 
   private static Disposition deadLetter(

@@ -17,6 +17,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
+import org.postgresql.PGConnection;
 
 /**
  * The seam for the caller's transaction: with {@link CallerTransactions}, execute and executeBatch
@@ -156,7 +157,9 @@ class CallerTransactionsTest extends InboxTestSupport {
                       BatchItem.of("b-1", 1L), BatchItem.of("b-2", 2L), BatchItem.of("b-3", 3L)),
                   BatchFailurePolicy.CONTINUE,
                   (item, handlerTx) -> {
-                    assertThat(handlerTx).isSameAs(tx);
+                    // The caller's own connection, behind the inbox's guard.
+                    assertThat(handlerTx.unwrap(PGConnection.class).getBackendPID())
+                        .isEqualTo(tx.unwrap(PGConnection.class).getBackendPID());
                     effect(handlerTx, SCOPE, item.key(), item.payload());
                     if (item.key().equals("b-2")) {
                       throw new IllegalArgumentException("bad payment");

@@ -29,14 +29,10 @@ class EngineReviewTest extends InboxTestSupport {
 
   /**
    * A handler that commits the inbox's transaction (which TransactionalHandler forbids) and then
-   * throws. At e237093 execute() claimed the key by writing its row COMPLETED in that transaction,
-   * so the handler's commit committed the key with the effect and the retry was a DUPLICATE. The
-   * reservation writes the key's row only at the end, so the effect commits without the key, the
-   * failure is counted, and the retry runs the effect again: 1 key, 2 effects.
+   * throws. The reservation writes the key's row only at the end, so a commit of the handler's
+   * would commit the effect without the key, and the retry would run it again: the handler's
+   * connection refuses commit(), so its effect rolls back with the failure.
    */
-  @Disabled(
-      "defect: under the reservation a handler that commits (then throws) commits its effect"
-          + " without the key, and the retry doubles it; e237093 committed the key with it")
   @Test
   void handler_that_commits_then_throws_does_not_double_its_effect_on_retry() throws Exception {
     Inbox inbox = inbox();
@@ -57,12 +53,8 @@ class EngineReviewTest extends InboxTestSupport {
 
   /**
    * The reservation lost to a batch that recorded the key while the handler ran: execute runs again
-   * and answers DUPLICATE; one effect. The listener, though, hears two claims (NEW then DUPLICATE)
-   * and a successful handler call for one execute() whose run committed nothing.
+   * and answers DUPLICATE; one effect, and one claim reported (the lost reservation is not one).
    */
-  @Disabled(
-      "defect (metrics): a lost reservation reports claimed NEW + DUPLICATE and handled(true) for"
-          + " one execute() that committed nothing")
   @Test
   void lost_reservation_is_counted_as_one_claim() throws Exception {
     Map<ClaimOutcome, AtomicInteger> claims = new ConcurrentHashMap<>();
@@ -98,7 +90,9 @@ class EngineReviewTest extends InboxTestSupport {
     assertThat(effects("k-lost")).as("the consumer's effect only").isEqualTo(1);
     int total = claims.values().stream().mapToInt(AtomicInteger::get).sum();
     assertThat(total).as("claims reported for one execute(): " + claims).isEqualTo(1);
-    assertThat(handledOk.get()).as("successful handler calls reported").isZero();
+    // The handler did run and return before its run was discarded: handled() reports handler
+    // calls and their latency, not commits.
+    assertThat(handledOk.get()).as("successful handler calls reported").isEqualTo(1);
   }
 
   /**
@@ -145,12 +139,12 @@ class EngineReviewTest extends InboxTestSupport {
   }
 
   /**
-   * A joined handler that commits the caller's connection itself (forbidden) commits the effect and
-   * the claim; execute() then throws "roll it back" (the savepoint is gone), so the caller is told
-   * the work failed though it committed. Asserted as is: it passes, documenting the wrong answer.
+   * A joined handler that tries to commit the caller's connection itself (forbidden): the commit is
+   * refused, so nothing commits behind the caller's back, the handler's attempt fails and is
+   * counted, and the key runs again later.
    */
   @Test
-  void joined_handler_that_commits_the_callers_connection_is_reported_failed_but_committed()
+  void joined_handler_that_commits_the_callers_connection_is_refused_and_commits_nothing()
       throws Exception {
     Inbox probe = inbox();
     try (Connection caller = dataSource.getConnection()) {
@@ -172,11 +166,15 @@ class EngineReviewTest extends InboxTestSupport {
                         tx.commit();
                         return null;
                       }))
-          .isInstanceOf(InboxDatabaseException.class);
+          .isInstanceOf(HandlerFailedException.class)
+          .hasRootCauseInstanceOf(IllegalStateException.class)
+          .hasRootCauseMessage(
+              "the handler's transaction belongs to the inbox, which commits it together with the"
+                  + " key's record; commit() is not allowed (throw an exception to roll it back)");
       caller.rollback();
       caller.setAutoCommit(true);
     }
-    assertThat(effects("k-callercommit")).as("committed although execute() failed").isEqualTo(1);
+    assertThat(effects("k-callercommit")).as("nothing committed behind the caller").isZero();
     assertThat(
             probe
                 .executeBatch(
@@ -187,8 +185,8 @@ class EngineReviewTest extends InboxTestSupport {
                 .items()
                 .get(0)
                 .status())
-        .as("the key counts as done, so the caller's retry cannot fix the reported failure")
-        .isEqualTo(ItemStatus.DUPLICATE);
+        .as("the failed attempt was counted, and the key runs again")
+        .isEqualTo(ItemStatus.COMPLETED);
   }
 
   /**
@@ -198,9 +196,6 @@ class EngineReviewTest extends InboxTestSupport {
    * subtransaction overflow). On a fresh pgjdbc connection the inbox's first savepoint is
    * JDBC_SAVEPOINT_0; releasing it afterwards must fail with 3B001 if the inbox released it.
    */
-  @Disabled(
-      "defect (cosmetic/perf): joined execute and joined batch leave a rolled-back savepoint"
-          + " unreleased in the caller's transaction")
   @Test
   void joined_failures_leave_no_savepoint_behind() throws Exception {
     inbox().migrate();

@@ -194,9 +194,7 @@ final class HttpScenario {
     Server server = new Server(0);
     ServletContextHandler context = new ServletContextHandler();
     IdempotencyFilter filter =
-        IdempotencyFilter.builder(inbox)
-            .scopeResolver(ScopeResolver.global("bench"))
-            .build();
+        IdempotencyFilter.builder(inbox).scopeResolver(ScopeResolver.global("bench")).build();
     context.addFilter(new FilterHolder(filter), "/payments", EnumSet.of(DispatcherType.REQUEST));
     context.addServlet(new ServletHolder(new PaymentsServlet(filtered, null)), "/payments");
     context.addServlet(

@@ -223,7 +223,7 @@ final class BatchExecution<T> {
         Savepoint savepoint = careful ? connection.setSavepoint() : passStart;
         long handlerStart = System.nanoTime();
         try {
-          StoredResult result = handler.handle(item, connection);
+          StoredResult result = handler.handle(item, HandlerConnection.wrap(connection));
           Transactions.requireNotAbortedByHandler(connection);
           settings.listener().handled(scope, true, Claimer.since(handlerStart));
           Slot slot = new Slot(claim, ItemStatus.COMPLETED, result, null);
@@ -283,7 +283,12 @@ final class BatchExecution<T> {
       return Transactions.begin(dataSource);
     }
     passStart = joined.setSavepoint();
-    callersLockTimeout = claimer.setLockTimeout(joined);
+    try {
+      callersLockTimeout = claimer.setLockTimeout(joined);
+    } catch (SQLException | RuntimeException e) {
+      rollbackPassQuietly(joined, e);
+      throw e;
+    }
     return joined;
   }
 
@@ -324,9 +329,17 @@ final class BatchExecution<T> {
     }
   }
 
+  /**
+   * Ends the pass: the inbox's own connection goes back; a joined pass's savepoint that a failed
+   * optimistic pass rolled back to is released, so that the caller's transaction does not grow one
+   * subtransaction deeper with every failure.
+   */
   private void endPass(Connection connection) throws SQLException {
     if (joined == null) {
       Transactions.end(connection);
+    } else if (passStart != null) {
+      joined.releaseSavepoint(passStart);
+      passStart = null;
     }
   }
 
@@ -350,7 +363,7 @@ final class BatchExecution<T> {
       throws SQLException {
     long handlerStart = System.nanoTime();
     try {
-      atOnce.handle(Collections.unmodifiableList(newItems), connection);
+      atOnce.handle(Collections.unmodifiableList(newItems), HandlerConnection.wrap(connection));
       Transactions.requireNotAbortedByHandler(connection);
       settings.listener().handled(scope, true, Claimer.since(handlerStart));
       return true;

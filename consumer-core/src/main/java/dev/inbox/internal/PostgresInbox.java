@@ -163,9 +163,14 @@ public final class PostgresInbox implements Inbox {
       try {
         StoredResult result = runHandler(scope, key, connection, null, handler);
         commit(connection, held, result);
+        reportDeferredClaim(scope, held);
         return new Execution(claim, result);
       } catch (CountedFailure e) {
+        reportDeferredClaim(scope, held);
         failed = e;
+      } catch (InboxDatabaseException e) {
+        reportDeferredClaim(scope, held);
+        throw e;
       }
     } catch (SQLException e) {
       if (connection != null) {
@@ -184,6 +189,16 @@ public final class PostgresInbox implements Inbox {
     }
     failures.count(claim, request.fingerprint(), String.valueOf(failed.cause));
     throw new HandlerFailedException(scope, key, claim.attempts(), failed.cause);
+  }
+
+  /**
+   * Reports a reserved key's claim once its run is decided: a reservation lost to another claimant
+   * is not a claim of its own, and the claim that follows it reports itself.
+   */
+  private void reportDeferredClaim(String scope, Held held) {
+    if (held.recordDeferred()) {
+      settings.listener().claimed(scope, ClaimOutcome.NEW, 1);
+    }
   }
 
   /** Records a NEW claim's result and commits, in one round trip for a deferred record. */
@@ -256,7 +271,7 @@ public final class PostgresInbox implements Inbox {
       throws CountedFailure, SQLException {
     long handlerStart = System.nanoTime();
     try {
-      StoredResult result = handler.handle(connection);
+      StoredResult result = handler.handle(HandlerConnection.wrap(connection));
       Transactions.requireNotAbortedByHandler(connection);
       settings.listener().handled(scope, true, Claimer.since(handlerStart));
       return result;
@@ -304,6 +319,8 @@ public final class PostgresInbox implements Inbox {
     }
     try {
       Transactions.rollbackAfterFailure(connection, savepoint, rollbackWait);
+      // Released too: the caller's transaction goes on, one subtransaction shallower.
+      connection.releaseSavepoint(savepoint);
     } catch (SQLException e) {
       cause.addSuppressed(e);
     }
@@ -337,7 +354,9 @@ public final class PostgresInbox implements Inbox {
       claim = claimRecordedKey(connection, scope, request);
     }
     settings.listener().claimLatency(scope, Claimer.since(start));
-    settings.listener().claimed(scope, claim.outcome(), 1);
+    if (!recordDeferred) {
+      settings.listener().claimed(scope, claim.outcome(), 1);
+    }
     return new Held(claim, recordDeferred);
   }
 
@@ -406,6 +425,13 @@ public final class PostgresInbox implements Inbox {
       return new BatchResult<>(List.of());
     }
     Connection joined = callersTransaction(scope, null);
+    if (joined != null) {
+      try {
+        requireTransaction(joined);
+      } catch (SQLException e) {
+        throw new InboxDatabaseException(scope, null, "the caller's transaction is unusable", e);
+      }
+    }
     // A deadlock or serialization failure in the caller's transaction is the caller's to retry.
     int maxRuns = joined == null ? MAX_BATCH_RETRIES : 1;
     for (int run = 1; ; run++) {

@@ -27,7 +27,6 @@ import java.util.Set;
 import java.util.function.IntPredicate;
 import java.util.function.Predicate;
 import java.util.stream.Collectors;
-import javax.sql.DataSource;
 
 /**
  * A Jakarta Servlet 6 filter for the {@code Idempotency-Key} header
@@ -235,17 +234,6 @@ public final class IdempotencyFilter implements Filter {
   }
 
   /**
-   * {@link #builder(Inbox)}; the data source is no longer needed.
-   *
-   * @deprecated the filter runs each request on the inbox's own transaction: use {@link
-   *     #builder(Inbox)}
-   */
-  @Deprecated
-  public static Builder builder(Inbox inbox, DataSource dataSource) {
-    return new Builder(inbox).dataSource(dataSource);
-  }
-
-  /**
    * Passes through what the filter does not decide on; otherwise reports one outcome per request to
    * the listener, with the time the filter added (the handler's excluded), once its answer is
    * decided and sent.
@@ -288,7 +276,6 @@ public final class IdempotencyFilter implements Filter {
    */
   public static final class Builder {
     private final Inbox inbox;
-    private DataSource dataSource;
     private Mode mode = Mode.TRANSACTIONAL;
     private Set<String> methods = DEFAULT_METHODS;
     private Predicate<String> paths = path -> true;
@@ -309,17 +296,6 @@ public final class IdempotencyFilter implements Filter {
 
     private Builder(Inbox inbox) {
       this.inbox = Objects.requireNonNull(inbox, "inbox must not be null");
-    }
-
-    /**
-     * Ignored: the filter runs each request on the inbox's own transaction.
-     *
-     * @deprecated no longer needed; remove the call
-     */
-    @Deprecated
-    public Builder dataSource(DataSource dataSource) {
-      this.dataSource = Objects.requireNonNull(dataSource, "dataSource must not be null");
-      return this;
     }
 
     /** Defaults to {@link Mode#TRANSACTIONAL}. */

@@ -67,7 +67,7 @@ final class TransactionalMode implements ModeStrategy {
 
   private StoredResult runInTransaction(Connection tx, BufferedRequest request, HandlerRuns handler)
       throws Exception {
-    request.setAttribute(IdempotentRequests.CONNECTION_ATTRIBUTE, GuardedConnection.wrap(tx));
+    request.setAttribute(IdempotentRequests.CONNECTION_ATTRIBUTE, tx);
     HandlerRuns.Run run;
     try {
       run = handler.run(request);

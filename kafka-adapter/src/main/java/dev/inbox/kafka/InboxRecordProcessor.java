@@ -42,8 +42,8 @@ import org.slf4j.LoggerFactory;
  * message's; a null value, a tombstone, has a fingerprint of its own), so that a key re-sent with a
  * different value is dead-lettered as {@link dev.inbox.DeadLetterReason#MISMATCH} instead of
  * committed as a duplicate; for other value types give a fingerprint of the record's raw bytes with
- * {@link #withPayloadBytes}. A handler that throws an {@link Error} (a {@code
- * StackOverflowError}, say) fails the attempt like any exception.
+ * {@link #withPayloadBytes}. A handler that throws an {@link Error} (a {@code StackOverflowError},
+ * say) fails the attempt like any exception.
  *
  * <pre>{@code
  * ProcessedRecords done = processor.process(consumer.poll(timeout));
@@ -153,8 +153,8 @@ public final class InboxRecordProcessor<K, V> {
    * The same processor fingerprinting, instead of a {@code byte[]} value, the bytes this function
    * returns: the bytes the producer sent, never a re-serialization, which may differ for the same
    * payload (null: no fingerprint is compared). They are fingerprinted as a message's (SHA-256,
-   * tagged), so that they are compared with other messages' fingerprints of the key and never
-   * with an HTTP request's.
+   * tagged), so that they are compared with other messages' fingerprints of the key and never with
+   * an HTTP request's.
    */
   public InboxRecordProcessor<K, V> withPayloadBytes(
       Function<ConsumerRecord<K, V>, byte[]> payloadBytes) {
