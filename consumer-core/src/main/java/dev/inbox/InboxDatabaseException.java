@@ -14,8 +14,22 @@ public final class InboxDatabaseException extends InboxException {
     super(
         scope,
         key,
-        message + ": " + cause.getMessage() + " (SQLState " + cause.getSQLState() + ")",
+        message
+            + where(scope, key)
+            + ": "
+            + cause.getMessage()
+            + " (SQLState "
+            + cause.getSQLState()
+            + ")",
         cause);
+  }
+
+  /** Which key the failure is about, for the message; empty when it is about none. */
+  private static String where(String scope, String key) {
+    if (key != null) {
+      return " (key " + InboxKeys.describe(key) + " in scope " + InboxKeys.describe(scope) + ")";
+    }
+    return scope == null ? "" : " (scope " + InboxKeys.describe(scope) + ")";
   }
 
   /** The SQLState of the cause, for example 57P01 when the backend was terminated. */

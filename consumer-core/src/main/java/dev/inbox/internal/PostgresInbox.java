@@ -395,7 +395,7 @@ public final class PostgresInbox implements Inbox {
       Rows.setResult(transaction, ps, 4, result);
       ps.execute();
     } catch (SQLException e) {
-      if (SqlStates.isUniqueViolation(e)) {
+      if (SqlStates.isUniqueViolation(e) && isInboxKey(SqlStates.constraint(e))) {
         throw new ReservationLostException(
             claim.scope(), claim.key(), "another claimant recorded the key first", false, e);
       }
@@ -409,6 +409,15 @@ public final class PostgresInbox implements Inbox {
       }
       throw e;
     }
+  }
+
+  /**
+   * Whether a unique violation is on the inbox's primary key: the COMMIT in the same round trip
+   * also checks the handler's deferred constraints, whose violation is the handler's failure, not a
+   * lost reservation. A server that names no constraint is taken to mean the inbox's key.
+   */
+  private boolean isInboxKey(String constraint) {
+    return constraint == null || constraint.equals(settings.table() + "_pkey");
   }
 
   @Override

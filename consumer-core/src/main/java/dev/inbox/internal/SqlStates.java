@@ -1,6 +1,7 @@
 package dev.inbox.internal;
 
 import java.sql.SQLException;
+import org.postgresql.util.PSQLException;
 
 /**
  * PostgreSQL's SQLStates that change what the inbox does; decided by code, never by message text.
@@ -25,5 +26,16 @@ final class SqlStates {
 
   static boolean isUniqueViolation(SQLException e) {
     return UNIQUE_VIOLATION.equals(e.getSQLState());
+  }
+
+  /**
+   * The constraint the server named in the error, or null when it named none or the driver is not
+   * pgjdbc.
+   */
+  static String constraint(SQLException e) {
+    if (e instanceof PSQLException psql && psql.getServerErrorMessage() != null) {
+      return psql.getServerErrorMessage().getConstraint();
+    }
+    return null;
   }
 }

@@ -16,13 +16,13 @@ import java.sql.SQLException;
  * connection. The caller's commit then commits the key with the writes; its rollback leaves the key
  * as it was. When it returns null, the inbox begins a transaction of its own on its data source.
  *
- * <p>A failed attempt is counted on a second connection of the inbox's data source while the
- * caller still holds its own, so that the count survives the caller's rollback: size the pool for
- * one connection more than the callers that can fail at the same time. With none free, the count
- * waits for the pool's connection timeout and is then dropped (logged), and the key gets one more
- * attempt than {@code maxAttempts}. The handler runs on the caller's connection behind a guard that
- * refuses {@code commit()}, {@code rollback()} and {@code close()}: the caller ends its transaction.
- * A handler whose failure breaks the connection gets it aborted, as the inbox does with its own.
+ * <p>A failed attempt is counted on a second connection of the inbox's data source while the caller
+ * still holds its own, so that the count survives the caller's rollback: size the pool for one
+ * connection more than the callers that can fail at the same time. With none free, the count waits
+ * for the pool's connection timeout and is then dropped (logged), and the key gets one more attempt
+ * than {@code maxAttempts}. The handler runs on the caller's connection behind a guard that refuses
+ * {@code commit()}, {@code rollback()} and {@code close()}: the caller ends its transaction. A
+ * handler whose failure breaks the connection gets it aborted, as the inbox does with its own.
  */
 @FunctionalInterface
 public interface CallerTransactions {
