@@ -196,6 +196,8 @@ final class BatchExecution<T> {
   private Pass runPass(int limit, boolean careful) throws SQLException {
     Pass pass = new Pass(limit);
     Connection connection = beginPass();
+    // One guard for every handler call of the pass, not one per item.
+    Connection handlerConnection = HandlerConnection.wrap(connection);
     try {
       Map<String, Claim> claims = claim(connection, limit, careful);
       decideDivergentRepeats(connection, claims, pass);
@@ -223,7 +225,7 @@ final class BatchExecution<T> {
         Savepoint savepoint = careful ? connection.setSavepoint() : passStart;
         long handlerStart = System.nanoTime();
         try {
-          StoredResult result = handler.handle(item, HandlerConnection.wrap(connection));
+          StoredResult result = handler.handle(item, handlerConnection);
           Transactions.requireNotAbortedByHandler(connection);
           settings.listener().handled(scope, true, Claimer.since(handlerStart));
           Slot slot = new Slot(claim, ItemStatus.COMPLETED, result, null);
@@ -258,7 +260,7 @@ final class BatchExecution<T> {
           }
         }
       }
-      if (!newItems.isEmpty() && !handleAtOnce(connection, newItems)) {
+      if (!newItems.isEmpty() && !handleAtOnce(connection, handlerConnection, newItems)) {
         pass.failedAt = SOMEWHERE;
         return pass;
       }
@@ -359,11 +361,12 @@ final class BatchExecution<T> {
    *
    * @return false when it threw and the pass rolled back
    */
-  private boolean handleAtOnce(Connection connection, List<BatchItem<T>> newItems)
+  private boolean handleAtOnce(
+      Connection connection, Connection handlerConnection, List<BatchItem<T>> newItems)
       throws SQLException {
     long handlerStart = System.nanoTime();
     try {
-      atOnce.handle(Collections.unmodifiableList(newItems), HandlerConnection.wrap(connection));
+      atOnce.handle(Collections.unmodifiableList(newItems), handlerConnection);
       Transactions.requireNotAbortedByHandler(connection);
       settings.listener().handled(scope, true, Claimer.since(handlerStart));
       return true;
