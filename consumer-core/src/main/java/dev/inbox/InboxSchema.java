@@ -26,7 +26,7 @@ public final class InboxSchema {
   public static final String LOCATION = "classpath:dev/inbox/db/migration";
 
   /** The migration scripts, in order. */
-  static final List<String> SCRIPTS = List.of("V1__create_inbox_table.sql");
+  static final List<String> SCRIPTS = List.of("V1__create_inbox_table.sql", "V2__inbox_audit.sql");
 
   private InboxSchema() {}
 
