@@ -1,5 +1,6 @@
 package dev.inbox;
 
+import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 
@@ -8,8 +9,9 @@ import java.util.Optional;
  *
  * @param records the records of this page
  * @param next the cursor of the next page, or null when this is the last
+ * @param databaseNow the database's {@code now()} when the page was read, to judge ages and leases
  */
-public record KeyPage(List<InboxRecord> records, String next) {
+public record KeyPage(List<InboxRecord> records, String next, Instant databaseNow) {
 
   public KeyPage {
     records = List.copyOf(records);

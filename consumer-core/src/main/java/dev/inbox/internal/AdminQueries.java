@@ -155,12 +155,13 @@ final class AdminQueries {
           records.add(Rows.record(rs));
         }
       }
+      Instant now = databaseNow(connection);
       if (records.size() <= limit) {
-        return new KeyPage(records, null);
+        return new KeyPage(records, null, now);
       }
       records = records.subList(0, limit);
       InboxRecord last = records.get(limit - 1);
-      return new KeyPage(records, encode(last.scope(), last.key()));
+      return new KeyPage(records, encode(last.scope(), last.key()), now);
     } catch (SQLException e) {
       throw new InboxDatabaseException(filter.scope(), null, "listing records failed", e);
     }
