@@ -41,6 +41,9 @@ final class CliErrors {
     if (e instanceof LiveLeaseException) {
       return InboxCli.EXIT_REFUSED;
     }
+    if (e instanceof CliFailure failure) {
+      return failure.exitCode();
+    }
     return e instanceof IllegalArgumentException || e instanceof InvalidKeyException
         ? command.getCommandSpec().exitCodeOnInvalidInput()
         : 1;
@@ -67,8 +70,10 @@ final class CliErrors {
   }
 
   static String describe(Throwable e) {
+    if (e instanceof LiveLeaseException) {
+      return e.getMessage() + " Nothing was changed; --force takes it.";
+    }
     if (e instanceof CliFailure
-        || e instanceof LiveLeaseException
         || e instanceof IllegalArgumentException
         || e instanceof InvalidKeyException) {
       return InboxDataSources.maskPasswords(e.getMessage());

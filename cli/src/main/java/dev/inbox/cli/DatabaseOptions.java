@@ -70,13 +70,12 @@ final class DatabaseOptions {
   /** An inbox on the table, without janitor and without migrating anything. */
   Inbox open(Duration retention) {
     if (url == null || url.isBlank()) {
-      throw new CliFailure("no database given; pass --url or set INBOX_DB_URL", null);
+      throw CliFailure.usage("no database given; pass --url or set INBOX_DB_URL");
     }
     if (!url.startsWith("jdbc:postgresql:")) {
-      throw new CliFailure(
+      throw CliFailure.usage(
           "--url must be a PostgreSQL JDBC URL (jdbc:postgresql://host:port/db), but was "
-              + InboxDataSources.maskPasswords(url),
-          null);
+              + InboxDataSources.maskPasswords(url));
     }
     InboxSettings.Builder settings =
         InboxSettings.builder()

@@ -20,6 +20,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
@@ -70,7 +71,8 @@ final class SettleCommand implements Callable<Integer> {
   @Override
   public Integer call() throws IOException {
     if (status < 100 || status > 599) {
-      throw new CliFailure("--status must be between 100 and 599, but was " + status, null);
+      throw new ParameterException(
+          spec.commandLine(), "--status must be between 100 and 599, but was " + status);
     }
     StoredResult result = StoredResult.of(status, headers(), readBody());
     PrintWriter out = spec.commandLine().getOut();
@@ -121,9 +123,9 @@ final class SettleCommand implements Callable<Integer> {
     for (String header : headers) {
       int colon = header.indexOf(':');
       if (colon <= 0 || header.substring(0, colon).isBlank()) {
-        throw new CliFailure(
-            "--header '" + header + "' must be NAME: VALUE, such as 'Content-Type: text/plain'",
-            null);
+        throw new ParameterException(
+            spec.commandLine(),
+            "--header '" + header + "' must be NAME: VALUE, such as 'Content-Type: text/plain'");
       }
       map.computeIfAbsent(header.substring(0, colon).trim(), n -> new ArrayList<>())
           .add(header.substring(colon + 1).trim());
