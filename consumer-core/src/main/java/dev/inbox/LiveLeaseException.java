@@ -13,7 +13,7 @@ public final class LiveLeaseException extends InboxException {
   private static final long serialVersionUID = 1L;
   private final String owner;
   private final long fencingToken;
-  private final transient Instant lockedUntil;
+  private final Instant lockedUntil;
 
   public LiveLeaseException(
       String scope, String key, String verb, String owner, long fencingToken, Instant lockedUntil) {

@@ -10,12 +10,14 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -39,7 +41,8 @@ class OperatorVerbsTest extends InboxTestSupport {
 
     assertThat(inbox.admin().release("payments", "p-1", ALICE)).isEqualTo(ReleaseResult.RELEASED);
 
-    List<ClaimOutcome> outcomes = storm(32, () -> executeWithEffect(inbox, "payments", "p-1"));
+    List<ClaimOutcome> outcomes =
+        storm(32, () -> executeWithEffect(inbox, "payments", "p-1").outcome(), futures -> {});
     assertThat(outcomes).filteredOn(o -> o == ClaimOutcome.NEW).hasSize(1);
     assertThat(outcomes).filteredOn(o -> o == ClaimOutcome.DUPLICATE).hasSize(31);
     assertThat(effects("p-1")).isEqualTo(1);
@@ -50,42 +53,31 @@ class OperatorVerbsTest extends InboxTestSupport {
     Inbox inbox = inbox(s -> s.maxAttempts(1));
     executeFailing(inbox, "payments", "p-2", null);
     int threads = 32;
-    CountDownLatch start = new CountDownLatch(1);
     AtomicInteger gaveUp = new AtomicInteger();
-    ExecutorService pool = Executors.newFixedThreadPool(threads + 1);
-    try {
-      List<Future<ClaimOutcome>> futures = new ArrayList<>();
-      for (int i = 0; i < threads; i++) {
-        futures.add(
-            pool.submit(
-                () -> {
-                  start.await();
-                  // Each thread redelivers until the key is settled for it: NEW or DUPLICATE.
-                  while (true) {
-                    ClaimOutcome outcome = executeWithEffect(inbox, "payments", "p-2").outcome();
-                    if (outcome == ClaimOutcome.NEW || outcome == ClaimOutcome.DUPLICATE) {
-                      return outcome;
-                    }
-                    assertThat(outcome).isIn(ClaimOutcome.GAVE_UP, ClaimOutcome.IN_PROGRESS);
-                    gaveUp.incrementAndGet();
-                  }
-                }));
-      }
-      start.countDown();
-      // The release lands while the storm is running: after some thread saw the key given up.
-      while (gaveUp.get() < threads && futures.stream().noneMatch(Future::isDone)) {
-        Thread.onSpinWait();
-      }
-      assertThat(inbox.admin().release("payments", "p-2", ALICE)).isEqualTo(ReleaseResult.RELEASED);
-      List<ClaimOutcome> outcomes = new ArrayList<>();
-      for (Future<ClaimOutcome> f : futures) {
-        outcomes.add(f.get(120, TimeUnit.SECONDS));
-      }
-      assertThat(outcomes).filteredOn(o -> o == ClaimOutcome.NEW).hasSize(1);
-      assertThat(effects("p-2")).as("effects of the released key").isEqualTo(1);
-    } finally {
-      pool.shutdownNow();
-    }
+    List<ClaimOutcome> outcomes =
+        storm(
+            threads,
+            () -> {
+              // Each thread redelivers until the key is settled for it: NEW or DUPLICATE.
+              while (true) {
+                ClaimOutcome outcome = executeWithEffect(inbox, "payments", "p-2").outcome();
+                if (outcome == ClaimOutcome.NEW || outcome == ClaimOutcome.DUPLICATE) {
+                  return outcome;
+                }
+                assertThat(outcome).isIn(ClaimOutcome.GAVE_UP, ClaimOutcome.IN_PROGRESS);
+                gaveUp.incrementAndGet();
+              }
+            },
+            futures -> {
+              // The release lands while the storm runs: after the threads saw the key given up.
+              while (gaveUp.get() < threads && futures.stream().noneMatch(Future::isDone)) {
+                Thread.onSpinWait();
+              }
+              assertThat(inbox.admin().release("payments", "p-2", ALICE))
+                  .isEqualTo(ReleaseResult.RELEASED);
+            });
+    assertThat(outcomes).filteredOn(o -> o == ClaimOutcome.NEW).hasSize(1);
+    assertThat(effects("p-2")).as("effects of the released key").isEqualTo(1);
   }
 
   @Test
@@ -306,12 +298,13 @@ class OperatorVerbsTest extends InboxTestSupport {
     }
   }
 
-  private interface Call {
-    Execution run() throws Exception;
-  }
-
-  /** Runs the call on that many threads at once; their outcomes. */
-  private static List<ClaimOutcome> storm(int threads, Call call) throws Exception {
+  /**
+   * Runs the call on that many threads at once, and {@code meanwhile} on this thread while they
+   * run; their outcomes.
+   */
+  private static List<ClaimOutcome> storm(
+      int threads, Callable<ClaimOutcome> call, Consumer<List<Future<ClaimOutcome>>> meanwhile)
+      throws Exception {
     CountDownLatch start = new CountDownLatch(1);
     ExecutorService pool = Executors.newFixedThreadPool(threads);
     try {
@@ -321,10 +314,11 @@ class OperatorVerbsTest extends InboxTestSupport {
             pool.submit(
                 () -> {
                   start.await();
-                  return call.run().outcome();
+                  return call.call();
                 }));
       }
       start.countDown();
+      meanwhile.accept(futures);
       List<ClaimOutcome> outcomes = new ArrayList<>();
       for (Future<ClaimOutcome> f : futures) {
         outcomes.add(f.get(120, TimeUnit.SECONDS));

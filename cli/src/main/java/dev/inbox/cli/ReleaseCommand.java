@@ -9,7 +9,6 @@ import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
 @Command(
@@ -28,23 +27,19 @@ final class ReleaseCommand implements Callable<Integer> {
   @Mixin ChangeOptions change;
   @Spec CommandSpec spec;
 
-  @Parameters(index = "0", paramLabel = "SCOPE", description = "The key's scope.")
-  String scope;
-
-  @Parameters(index = "1", paramLabel = "KEY", description = "The key.")
-  String key;
+  @Mixin KeyArguments target;
 
   @Override
   public Integer call() {
     PrintWriter out = spec.commandLine().getOut();
     PrintWriter err = spec.commandLine().getErr();
     try (Inbox inbox = db.open(null)) {
-      KeyReport before = inbox.admin().show(scope, key);
-      ReleaseResult result = inbox.admin().release(scope, key, change.action());
-      String which = "key '" + key + "' in scope '" + scope + "'";
+      KeyReport before = inbox.admin().show(target.scope, target.key);
+      ReleaseResult result = inbox.admin().release(target.scope, target.key, change.action());
+      String which = target.describe();
       switch (result) {
         case RELEASED -> {
-          InboxRecord after = inbox.admin().find(scope, key).orElseThrow();
+          InboxRecord after = inbox.admin().find(target.scope, target.key).orElseThrow();
           if (before.leaseLive()) {
             err.println(
                 "WARNING: forced: the live lease of owner '"

@@ -21,7 +21,6 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
-import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
 @Command(
@@ -44,11 +43,7 @@ final class SettleCommand implements Callable<Integer> {
   @Mixin ChangeOptions change;
   @Spec CommandSpec spec;
 
-  @Parameters(index = "0", paramLabel = "SCOPE", description = "The key's scope.")
-  String scope;
-
-  @Parameters(index = "1", paramLabel = "KEY", description = "The key.")
-  String key;
+  @Mixin KeyArguments target;
 
   @Option(
       names = "--status",
@@ -78,9 +73,10 @@ final class SettleCommand implements Callable<Integer> {
     PrintWriter out = spec.commandLine().getOut();
     PrintWriter err = spec.commandLine().getErr();
     try (Inbox inbox = db.open(null)) {
-      KeyReport before = inbox.admin().show(scope, key);
-      SettleResult settled = inbox.admin().settle(scope, key, result, change.action());
-      String which = "key '" + key + "' in scope '" + scope + "'";
+      KeyReport before = inbox.admin().show(target.scope, target.key);
+      SettleResult settled =
+          inbox.admin().settle(target.scope, target.key, result, change.action());
+      String which = target.describe();
       if (settled == SettleResult.NOT_SETTLEABLE) {
         err.println(
             which
@@ -89,7 +85,7 @@ final class SettleCommand implements Callable<Integer> {
                 + ", which counts as completed already: its result stands. Nothing was changed.");
         return InboxCli.EXIT_REFUSED;
       }
-      InboxRecord after = inbox.admin().find(scope, key).orElseThrow();
+      InboxRecord after = inbox.admin().find(target.scope, target.key).orElseThrow();
       if (before.leaseLive()) {
         err.println(
             "WARNING: forced: the live lease of owner '"

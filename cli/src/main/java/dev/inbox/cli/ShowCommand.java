@@ -8,7 +8,6 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
 @Command(
@@ -23,11 +22,7 @@ final class ShowCommand implements Callable<Integer> {
   @Mixin DatabaseOptions db;
   @Spec CommandSpec spec;
 
-  @Parameters(index = "0", paramLabel = "SCOPE", description = "The key's scope.")
-  String scope;
-
-  @Parameters(index = "1", paramLabel = "KEY", description = "The key.")
-  String key;
+  @Mixin KeyArguments target;
 
   @Option(names = "--json", description = "Print one JSON object (the body as base64).")
   boolean json;
@@ -36,7 +31,7 @@ final class ShowCommand implements Callable<Integer> {
   public Integer call() {
     KeyReport report;
     try (Inbox inbox = db.open(null)) {
-      report = inbox.admin().show(scope, key);
+      report = inbox.admin().show(target.scope, target.key);
     }
     PrintWriter out = spec.commandLine().getOut();
     if (json) {
