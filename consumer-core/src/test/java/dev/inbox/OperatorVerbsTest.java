@@ -275,6 +275,54 @@ class OperatorVerbsTest extends InboxTestSupport {
   }
 
   @Test
+  void a_release_waits_for_a_claimant_holding_the_key_at_most_lock_timeout_and_changes_nothing()
+      throws Exception {
+    Inbox inbox = inbox(s -> s.lockTimeout(Duration.ofMillis(300)));
+    executeFailing(inbox, "payments", "p-7", null);
+    try (Connection claimant = dataSource.getConnection()) {
+      claimant.setAutoCommit(false);
+      queryLong(
+          claimant,
+          "SELECT count(*) FROM (SELECT 1 FROM "
+              + schema
+              + ".inbox WHERE key = 'p-7' FOR UPDATE) AS held");
+      assertThatThrownBy(() -> inbox.admin().release("payments", "p-7", ALICE))
+          .isInstanceOf(InboxDatabaseException.class)
+          .hasMessageContaining("lockTimeout")
+          .hasMessageContaining("nothing was changed");
+      claimant.rollback();
+    }
+    assertThat(inbox.admin().find("payments", "p-7").orElseThrow().attempts()).isEqualTo(1);
+    assertThat(inbox.admin().show("payments", "p-7").history()).isEmpty();
+    assertThat(inbox.admin().release("payments", "p-7", ALICE)).isEqualTo(ReleaseResult.RELEASED);
+  }
+
+  @Test
+  void keys_and_reasons_outside_ascii_survive_the_audit_and_the_list_cursor() throws Exception {
+    Inbox inbox = inbox(s -> s.maxAttempts(1));
+    List<String> keys = List.of("zahlung-ä-1", "zahlung-€-2", "платёж-3", "支払い-4");
+    for (String key : keys) {
+      executeFailing(inbox, "zahlungen", key, null);
+    }
+    String reason = "Ticket \"ÄÖÜ-7\": Anbieter sagt \\ bezahlt\n(zweite Zeile) 💶";
+    assertThat(inbox.admin().release("zahlungen", "платёж-3", AdminAction.of("jürgen", reason)))
+        .isEqualTo(ReleaseResult.RELEASED);
+    AuditEntry entry = inbox.admin().show("zahlungen", "платёж-3").history().get(0);
+    assertThat(entry.reason()).isEqualTo(reason);
+    assertThat(entry.actor()).isEqualTo("jürgen");
+    assertThat(entry.before()).contains("платёж-3");
+
+    List<String> listed = new ArrayList<>();
+    String cursor = null;
+    do {
+      KeyPage page = inbox.admin().list(KeyFilter.all().scope("zahlungen"), cursor, 1);
+      page.records().forEach(r -> listed.add(r.key()));
+      cursor = page.next();
+    } while (cursor != null);
+    assertThat(listed).containsExactlyInAnyOrderElementsOf(keys).doesNotHaveDuplicates();
+  }
+
+  @Test
   void bad_operator_input_is_refused_with_the_problem_named() {
     assertThatThrownBy(() -> AdminAction.of(" ", "why"))
         .isInstanceOf(IllegalArgumentException.class)

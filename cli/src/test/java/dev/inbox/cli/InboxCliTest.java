@@ -382,6 +382,25 @@ class InboxCliTest {
   }
 
   @Test
+  void json_output_round_trips_quotes_newlines_and_text_outside_ascii() throws Exception {
+    giveUp("zahlungen", "платёж-\"1\"");
+    String reason = "Ticket \"ÄÖÜ-7\":\tAnbieter sagt \\ bezahlt\n(zweite Zeile) 💶";
+    CliRun release =
+        cli("release", "zahlungen", "платёж-\"1\"", "--reason", reason, "--actor", "jürgen");
+    assertThat(release.exitCode()).as(release.toString()).isZero();
+
+    JsonNode shown = JSON.readTree(cli("show", "zahlungen", "платёж-\"1\"", "--json").out());
+    assertThat(shown.get("key").asText()).isEqualTo("платёж-\"1\"");
+    assertThat(shown.get("audit").get(0).get("reason").asText()).isEqualTo(reason);
+    assertThat(shown.get("audit").get(0).get("actor").asText()).isEqualTo("jürgen");
+    assertThat(shown.get("audit").get(0).get("before").get("key").asText())
+        .isEqualTo("платёж-\"1\"");
+    JsonNode listed = JSON.readTree(cli("list", "--scope", "zahlungen", "--json").out());
+    assertThat(listed.get("records").get(0).get("lastError").asText())
+        .contains("provider timed out");
+  }
+
+  @Test
   void purge_counts_with_dry_run_deletes_only_with_yes_and_demands_one_of_them() throws Exception {
     deliver("payments", "p-1");
     deliver("payments", "p-2");
