@@ -67,7 +67,11 @@ final class ListCommand implements Callable<Integer> {
     if (json) {
       List<Json> records = new ArrayList<>();
       page.records().forEach(r -> records.add(Records.json(r, now, false)));
-      out.println(new Json().field("records", records).field("next", page.next()));
+      out.println(
+          new Json()
+              .field("databaseNow", now)
+              .field("records", records)
+              .field("next", page.next()));
     } else if (page.records().isEmpty()) {
       out.println("no keys match");
     } else {

@@ -30,8 +30,9 @@ import picocli.CommandLine.Spec;
       "Mark a stuck key COMPLETED with a result, for an external effect you reconciled by hand"
           + " (the provider says it was paid). Every later claim is a DUPLICATE, and an HTTP"
           + " retry gets this status, these headers and this body back.",
-      "Takes a FAILED key (one that gave up, too), one whose lease expired, or a key without a"
-          + " record; a key under a live lease needs --force. A COMPLETED key keeps its result.",
+      "Takes a FAILED key (one that gave up, too) or one whose lease expired; a key under a live"
+          + " lease needs --force, and a key without a record --create. A COMPLETED key keeps its"
+          + " result.",
       "Audited in the same transaction. Exits with 3, changing nothing, when the key cannot be"
           + " settled or is under a live lease without --force."
     })
@@ -63,6 +64,14 @@ final class SettleCommand implements Callable<Integer> {
       description = "A header of the result, such as 'Content-Type: application/json'; repeatable.")
   List<String> headers = new ArrayList<>();
 
+  @Option(
+      names = "--create",
+      description =
+          "Settle a key that has no record by creating one. A later delivery of that key is then"
+              + " skipped as a duplicate: check the key, since a mistyped one would swallow a real"
+              + " message.")
+  boolean create;
+
   @Override
   public Integer call() throws IOException {
     if (status < 100 || status > 599) {
@@ -74,6 +83,15 @@ final class SettleCommand implements Callable<Integer> {
     PrintWriter err = spec.commandLine().getErr();
     try (Inbox inbox = db.open(null)) {
       KeyReport before = inbox.admin().show(target.scope, target.key);
+      if (before.record() == null && !create) {
+        err.println(
+            "no record for "
+                + target.describe()
+                + ", so it was not settled: settling it creates a COMPLETED record, and a later"
+                + " delivery of this key is skipped as a duplicate. Check the key with `inbox"
+                + " list`; pass --create if you mean it. Nothing was changed.");
+        return InboxCli.EXIT_REFUSED;
+      }
       SettleResult settled =
           inbox.admin().settle(target.scope, target.key, result, change.action());
       String which = target.describe();

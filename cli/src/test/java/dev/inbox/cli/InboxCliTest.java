@@ -365,6 +365,23 @@ class InboxCliTest {
     CliRun again = cli("settle", "payments", "p-1", "--status", "500", "--reason", "oops");
     assertThat(again.exitCode()).isEqualTo(3);
     assertThat(again.err()).contains("its result stands");
+    CliRun unknown = cli("settle", "payments", "p-124", "--status", "201", "--reason", "typo");
+    assertThat(unknown.exitCode()).as(unknown.toString()).isEqualTo(3);
+    assertThat(unknown.err()).contains("no record", "--create", "Nothing was changed");
+    assertThat(app.admin().find("payments", "p-124")).isEmpty();
+    CliRun created =
+        cli(
+            "settle",
+            "payments",
+            "p-124",
+            "--status",
+            "201",
+            "--reason",
+            "lost record",
+            "--create");
+    assertThat(created.exitCode()).as(created.toString()).isZero();
+    assertThat(deliver("payments", "p-124").outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
+
     CliRun missingBody =
         cli(
             "settle",
