@@ -6,6 +6,7 @@ import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -110,6 +111,6 @@ final class StatsCommand implements Callable<Integer> {
       value /= 1024;
       unit++;
     }
-    return String.format(java.util.Locale.ROOT, "%.1f %siB", value, units.charAt(unit));
+    return String.format(Locale.ROOT, "%.1f %siB", value, units.charAt(unit));
   }
 }

@@ -20,6 +20,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
+import java.util.Objects;
 import javax.sql.DataSource;
 
 /**
@@ -122,7 +123,7 @@ final class AdminQueries {
   }
 
   KeyPage list(KeyFilter filter, String after, int limit) {
-    java.util.Objects.requireNonNull(filter, "filter");
+    Objects.requireNonNull(filter, "filter");
     if (limit < 1 || limit > MAX_PAGE) {
       throw new IllegalArgumentException(
           "limit must be between 1 and " + MAX_PAGE + ", but was " + limit);

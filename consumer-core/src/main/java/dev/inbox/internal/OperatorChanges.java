@@ -13,6 +13,8 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Instant;
+import java.util.Locale;
+import java.util.Objects;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -32,7 +34,7 @@ final class OperatorChanges {
     SETTLE;
 
     String word() {
-      return name().toLowerCase(java.util.Locale.ROOT);
+      return name().toLowerCase(Locale.ROOT);
     }
   }
 
@@ -70,7 +72,7 @@ final class OperatorChanges {
   Outcome change(String scope, String key, Verb verb, StoredResult result, AdminAction action) {
     InboxKeys.validateScope(scope);
     InboxKeys.validateKey(key);
-    java.util.Objects.requireNonNull(action, "action");
+    Objects.requireNonNull(action, "action");
     Connection connection = null;
     try {
       connection = Transactions.begin(dataSource);
