@@ -81,6 +81,50 @@ class OperatorVerbsTest extends InboxTestSupport {
   }
 
   @Test
+  void thirty_two_leased_claimants_of_a_key_force_released_from_its_holder_record_one_effect()
+      throws Exception {
+    Inbox holder = inbox(s -> s.ownerId("stuck-worker"));
+    Claim stuck = holder.leases().claim("charges", "ch-9", null);
+    Inbox workers = inbox(s -> s.ownerId("worker"));
+    int threads = 32;
+    AtomicInteger waited = new AtomicInteger();
+    AtomicInteger completed = new AtomicInteger();
+    List<ClaimOutcome> outcomes =
+        storm(
+            threads,
+            () -> {
+              // Each thread retries until it owns the key or sees it done, as a client would.
+              while (true) {
+                Claim claim = workers.leases().claim("charges", "ch-9", null);
+                if (claim.isNew()) {
+                  workers.leases().complete(claim.leaseToken(), null);
+                  completed.incrementAndGet();
+                  return claim.outcome();
+                }
+                if (claim.outcome() == ClaimOutcome.DUPLICATE) {
+                  return claim.outcome();
+                }
+                assertThat(claim.outcome()).isEqualTo(ClaimOutcome.IN_PROGRESS);
+                waited.incrementAndGet();
+              }
+            },
+            futures -> {
+              while (waited.get() < threads && futures.stream().noneMatch(Future::isDone)) {
+                Thread.onSpinWait();
+              }
+              assertThat(holder.admin().release("charges", "ch-9", ALICE.forced()))
+                  .isEqualTo(ReleaseResult.RELEASED);
+            });
+    assertThat(outcomes).filteredOn(o -> o == ClaimOutcome.NEW).hasSize(1);
+    assertThat(completed.get()).as("completions among 32 claimants").isEqualTo(1);
+    assertThatThrownBy(() -> holder.leases().complete(stuck.leaseToken(), null))
+        .as("the stuck holder's late complete")
+        .isInstanceOf(LeaseLostException.class);
+    assertThat(holder.admin().find("charges", "ch-9").orElseThrow().state())
+        .isEqualTo(RecordState.COMPLETED);
+  }
+
+  @Test
   void a_late_lease_holder_is_fenced_off_by_a_forced_release() throws Exception {
     Inbox holder = inbox(s -> s.ownerId("worker-a"));
     Claim claim = holder.leases().claim("charges", "ch-1", null);
