@@ -6,8 +6,10 @@ import dev.inbox.InboxSettings;
 import dev.inbox.micrometer.MicrometerInboxListener;
 import dev.inbox.spi.CallerTransactions;
 import dev.inbox.spi.InboxListener;
+import dev.inbox.spring.CompositeInboxListener;
 import dev.inbox.spring.SpringCallerTransactions;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.util.List;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -27,7 +29,9 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * An {@link Inbox} on the application's {@link DataSource}, joined to Spring's transactions on it
  * ({@link SpringCallerTransactions}), configured from {@code inbox.*} ({@link InboxProperties}),
  * its table migrated at startup (or its DDL logged with {@code inbox.migration.enabled=false}), and
- * its meters in the application's {@code MeterRegistry} when there is one.
+ * its meters in the application's {@code MeterRegistry} when there is one. Every {@code
+ * InboxListener} bean (the meters, the health indicator's, the application's own) receives the
+ * inbox's events.
  *
  * <p>Every bean backs off when the application declares one of the same type. Auto-configurations
  * that moved packages between Boot 3 and Boot 4 are named by strings, both lines' names, so that
@@ -50,9 +54,14 @@ public class InboxAutoConfiguration {
   @Bean
   @ConditionalOnMissingBean
   public InboxSettings inboxSettings(
-      InboxProperties properties, ObjectProvider<InboxListener> listener) {
+      InboxProperties properties, ObjectProvider<InboxListener> listeners) {
     InboxSettings.Builder settings = properties.toSettings();
-    listener.ifUnique(settings::listener);
+    List<InboxListener> all = listeners.orderedStream().toList();
+    if (all.size() == 1) {
+      settings.listener(all.get(0));
+    } else if (all.size() > 1) {
+      settings.listener(new CompositeInboxListener(all));
+    }
     return settings.build();
   }
 
@@ -91,7 +100,7 @@ public class InboxAutoConfiguration {
   @ConditionalOnBean(MeterRegistry.class)
   static class MicrometerConfiguration {
     @Bean
-    @ConditionalOnMissingBean
+    @ConditionalOnMissingBean(MicrometerInboxListener.class)
     InboxListener inboxMicrometerListener(MeterRegistry registry) {
       return new MicrometerInboxListener(registry);
     }

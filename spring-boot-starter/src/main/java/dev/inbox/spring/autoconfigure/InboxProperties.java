@@ -48,6 +48,36 @@ public class InboxProperties {
 
   private final Migration migration = new Migration();
 
+  private final Health health = new Health();
+
+  /** The Actuator health indicator "inbox". */
+  public static class Health {
+    /** Whether to contribute the "inbox" health indicator when Actuator is present. */
+    private boolean enabled = true;
+
+    /**
+     * The age (by the database's clock) of the oldest IN_PROGRESS key at which the inbox reports
+     * DOWN: a lease held that long is stuck.
+     */
+    private Duration inProgressThreshold = Duration.ofMinutes(5);
+
+    public boolean isEnabled() {
+      return enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+      this.enabled = enabled;
+    }
+
+    public Duration getInProgressThreshold() {
+      return inProgressThreshold;
+    }
+
+    public void setInProgressThreshold(Duration inProgressThreshold) {
+      this.inProgressThreshold = inProgressThreshold;
+    }
+  }
+
   /** The inbox table's own Flyway migration. */
   public static class Migration {
     /**
@@ -166,5 +196,9 @@ public class InboxProperties {
 
   public Migration getMigration() {
     return migration;
+  }
+
+  public Health getHealth() {
+    return health;
   }
 }

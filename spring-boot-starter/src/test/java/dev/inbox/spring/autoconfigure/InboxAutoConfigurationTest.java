@@ -4,12 +4,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.inbox.Inbox;
 import dev.inbox.spi.CallerTransactions;
+import dev.inbox.spring.InboxHealth;
 import dev.inbox.spring.SpringCallerTransactions;
 import dev.inbox.spring.TestApplication;
+import dev.inbox.testing.Await;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.context.ApplicationContext;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
@@ -19,7 +22,12 @@ import org.springframework.test.context.DynamicPropertySource;
  */
 @SpringBootTest(
     classes = TestApplication.class,
-    properties = {"inbox.schema=boot_autoconfig", "inbox.max-attempts=3", "inbox.lock-timeout=2s"})
+    properties = {
+      "inbox.schema=boot_autoconfig",
+      "inbox.max-attempts=3",
+      "inbox.lock-timeout=2s",
+      "inbox.janitor-interval=200ms"
+    })
 class InboxAutoConfigurationTest {
   @DynamicPropertySource
   static void database(DynamicPropertyRegistry registry) {
@@ -29,6 +37,8 @@ class InboxAutoConfigurationTest {
   @Autowired Inbox inbox;
   @Autowired CallerTransactions callerTransactions;
   @Autowired JdbcTemplate jdbc;
+  @Autowired ApplicationContext context;
+  @Autowired InboxHealth health;
 
   @Test
   void inbox_bean_runs_with_the_properties_and_its_table_is_migrated() {
@@ -43,5 +53,25 @@ class InboxAutoConfigurationTest {
     assertThat(history).isGreaterThanOrEqualTo(1);
     Integer rows = jdbc.queryForObject("SELECT count(*) FROM boot_autoconfig.inbox", Integer.class);
     assertThat(rows).isZero();
+  }
+
+  @Test
+  void health_indicator_hears_the_janitor_rounds() throws Exception {
+    assertThat(context.containsBean("inboxHealthIndicator")).isTrue();
+    System.err.println(
+        "DEBUG listener "
+            + inbox.settings().listener()
+            + " interval "
+            + inbox.settings().janitorInterval()
+            + " health "
+            + health);
+    Await.until(
+        "the janitor's first round reaches the health indicator",
+        Duration.ofSeconds(30),
+        () -> health.report().details().containsKey("oldestInProgress"));
+    assertThat(health.report().up()).isTrue();
+    assertThat(health.report().details())
+        .containsEntry("janitor", "alive")
+        .containsEntry("oldestInProgress", "PT0S");
   }
 }
