@@ -120,29 +120,28 @@ public final class InboxListenerInterceptor implements MethodInterceptor {
       case NEW, DUPLICATE -> null;
       case IN_PROGRESS -> new KeyInProgressException(claim.scope(), claim.key());
       case MISMATCH ->
-          new DeliveryRejectedException(
+          rejected(
               DeadLetterReason.MISMATCH,
-              claim.scope(),
-              claim.key(),
-              "key '"
-                  + claim.key()
-                  + "' in scope '"
-                  + claim.scope()
-                  + "' was used before with a different payload (fingerprint mismatch); send a new"
-                  + " message with a new key");
+              claim,
+              "was used before with a different payload (fingerprint mismatch); send a new message"
+                  + " with a new key");
       case GAVE_UP ->
-          new DeliveryRejectedException(
+          rejected(
               DeadLetterReason.GAVE_UP,
-              claim.scope(),
-              claim.key(),
-              "key '"
-                  + claim.key()
-                  + "' in scope '"
-                  + claim.scope()
-                  + "' gave up after "
+              claim,
+              "gave up after "
                   + claim.attempts()
                   + " failed attempts; release it with InboxAdmin.release to process it again");
     };
+  }
+
+  private static DeliveryRejectedException rejected(
+      DeadLetterReason reason, Claim claim, String what) {
+    return new DeliveryRejectedException(
+        reason,
+        claim.scope(),
+        claim.key(),
+        "key '" + claim.key() + "' in scope '" + claim.scope() + "' " + what);
   }
 
   /**

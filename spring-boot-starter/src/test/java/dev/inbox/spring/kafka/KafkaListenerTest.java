@@ -95,11 +95,7 @@ class KafkaListenerTest {
       throws Exception {
     String topic = JDBC;
     List<String> keys = keys(3);
-    for (int round = 0; round < 2; round++) {
-      for (String key : keys) {
-        send(topic, null, key, key);
-      }
-    }
+    sendEachTwice(topic, keys);
     awaitCommitted("jdbc-listener", topic, 6);
     for (String key : keys) {
       assertThat(effects("jdbc", key)).as("effects of %s", key).isEqualTo(1);
@@ -111,11 +107,7 @@ class KafkaListenerTest {
   void jpa_repository_writes_commit_with_the_key() throws Exception {
     String topic = JPA;
     List<String> keys = keys(2);
-    for (int round = 0; round < 2; round++) {
-      for (String key : keys) {
-        send(topic, null, key, key);
-      }
-    }
+    sendEachTwice(topic, keys);
     awaitCommitted("jpa-listener", topic, 4);
     for (String key : keys) {
       assertThat(payments.countByPaymentKey(key)).as("payments of %s", key).isEqualTo(1);
@@ -139,11 +131,7 @@ class KafkaListenerTest {
   void a_batch_listener_gets_only_the_new_records() throws Exception {
     String topic = BATCH;
     List<String> keys = keys(5);
-    for (int round = 0; round < 2; round++) {
-      for (String key : keys) {
-        send(topic, null, key, key);
-      }
-    }
+    sendEachTwice(topic, keys);
     awaitCommitted("batch-listener", topic, 10);
     for (String key : keys) {
       assertThat(effects("batch", key)).as("effects of %s", key).isEqualTo(1);
@@ -175,6 +163,15 @@ class KafkaListenerTest {
       keys.add(UUID.randomUUID().toString());
     }
     return keys;
+  }
+
+  /** Each key twice, the second time as a producer's re-send of the same payload. */
+  private void sendEachTwice(String topic, List<String> keys) throws Exception {
+    for (int round = 0; round < 2; round++) {
+      for (String key : keys) {
+        send(topic, null, key, key);
+      }
+    }
   }
 
   private void send(String topic, Integer partition, String key, String value) throws Exception {
