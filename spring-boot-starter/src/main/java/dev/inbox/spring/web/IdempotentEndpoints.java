@@ -25,6 +25,7 @@ import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.annotation.AnnotationTransactionAttributeSource;
 import org.springframework.transaction.interceptor.DefaultTransactionAttribute;
 import org.springframework.transaction.interceptor.TransactionAttribute;
+import org.springframework.transaction.interceptor.TransactionAttributeSource;
 import org.springframework.transaction.support.DefaultTransactionDefinition;
 import org.springframework.util.ClassUtils;
 import org.springframework.util.StringUtils;
@@ -79,7 +80,12 @@ final class IdempotentEndpoints implements SmartInitializingSingleton {
 
   @Override
   public void afterSingletonsInstantiated() {
-    AnnotationTransactionAttributeSource attributes = new AnnotationTransactionAttributeSource();
+    // The source Spring's own transaction interceptor reads, so that both see the same attributes
+    // (it honours non-public methods on class-based proxies, as the interceptor does).
+    TransactionAttributeSource attributes =
+        beans
+            .getBeanProvider(TransactionAttributeSource.class)
+            .getIfUnique(() -> new AnnotationTransactionAttributeSource(false));
     Map<Method, IdempotentEndpoint> found = new HashMap<>();
     Set<String> methods = new HashSet<>();
     for (RequestMappingInfoHandlerMapping mapping :
@@ -149,9 +155,7 @@ final class IdempotentEndpoints implements SmartInitializingSingleton {
   }
 
   private IdempotentEndpoint endpoint(
-      HandlerMethod handler,
-      Idempotent idempotent,
-      AnnotationTransactionAttributeSource attributes) {
+      HandlerMethod handler, Idempotent idempotent, TransactionAttributeSource attributes) {
     String name = ClassUtils.getQualifiedMethodName(handler.getMethod(), handler.getBeanType());
     TransactionAttribute declared =
         attributes.getTransactionAttribute(handler.getMethod(), handler.getBeanType());
