@@ -31,8 +31,7 @@ class IdempotentEndpointTest extends WebTestBase {
     HttpResponse<String> first = client.post("/pay", key, body);
     assertThat(first.statusCode()).isEqualTo(201);
     assertThat(replayed(first)).isFalse();
-    assertThat(jdbcEffects(body)).isEqualTo(1);
-    assertThat(jpaEffects(body)).isEqualTo(1);
+    assertEffects(body, 1);
 
     HttpResponse<String> retry = client.post("/pay", key, body);
     assertThat(retry.statusCode()).isEqualTo(201);
@@ -43,8 +42,7 @@ class IdempotentEndpointTest extends WebTestBase {
         .isEqualTo(first.headers().firstValue("Location"));
     assertThat(retry.headers().firstValue("Content-Type"))
         .isEqualTo(first.headers().firstValue("Content-Type"));
-    assertThat(jdbcEffects(body)).isEqualTo(1);
-    assertThat(jpaEffects(body)).isEqualTo(1);
+    assertEffects(body, 1);
     assertThat(inbox.admin().lookup("anonymous", key, null))
         .get()
         .extracting(claim -> claim.outcome())
@@ -59,8 +57,7 @@ class IdempotentEndpointTest extends WebTestBase {
 
     HttpResponse<String> other = client.post("/pay", key, "second-" + key);
     assertProblem(other, 422, "idempotency-key-mismatch");
-    assertThat(jdbcEffects("second-" + key)).isZero();
-    assertThat(jpaEffects("second-" + key)).isZero();
+    assertEffects("second-" + key, 0);
   }
 
   @Test
@@ -70,8 +67,7 @@ class IdempotentEndpointTest extends WebTestBase {
     assertProblem(client.post("/pay", null, body), 400, "idempotency-key-missing");
     assertProblem(client.post("/pay", "\"unterminated", body), 400, "idempotency-key-invalid");
     assertProblem(client.post("/pay", "", body), 400, "idempotency-key-invalid");
-    assertThat(jdbcEffects(body)).isZero();
-    assertThat(jpaEffects(body)).isZero();
+    assertEffects(body, 0);
   }
 
   @Test
@@ -95,8 +91,7 @@ class IdempotentEndpointTest extends WebTestBase {
       HttpResponse<String> after = client.post("/held", key, body);
       assertThat(after.statusCode()).isEqualTo(201);
       assertThat(replayed(after)).isTrue();
-      assertThat(jdbcEffects(body)).isEqualTo(1);
-      assertThat(jpaEffects(body)).isEqualTo(1);
+      assertEffects(body, 1);
     } finally {
       WebTestApplication.release.countDown();
       pool.shutdownNow();
@@ -151,8 +146,7 @@ class IdempotentEndpointTest extends WebTestBase {
       }
       assertThat(fresh).isEqualTo(1);
       assertThat(fresh + replays + conflicts).isEqualTo(threads);
-      assertThat(jdbcEffects(body)).isEqualTo(1);
-      assertThat(jpaEffects(body)).isEqualTo(1);
+      assertEffects(body, 1);
     } finally {
       WebTestApplication.release.countDown();
       pool.shutdownNow();
@@ -171,8 +165,7 @@ class IdempotentEndpointTest extends WebTestBase {
     assertThat(replayed(bob)).isFalse();
     assertThat(json(alice.body()).get("payer").asText()).isEqualTo("alice");
     assertThat(json(bob.body()).get("payer").asText()).isEqualTo("bob");
-    assertThat(jdbcEffects(body)).isEqualTo(2);
-    assertThat(jpaEffects(body)).isEqualTo(2);
+    assertEffects(body, 2);
 
     HttpResponse<String> aliceAgain = client.post("/pay", key, body, "alice");
     assertThat(replayed(aliceAgain)).isTrue();
@@ -195,16 +188,14 @@ class IdempotentEndpointTest extends WebTestBase {
       HttpResponse<String> failed = client.post("/unstored", key, body);
       assertThat(failed.statusCode()).isEqualTo(503);
       assertThat(failed.body()).isEqualTo("try again");
-      assertThat(jdbcEffects(body)).isZero();
-      assertThat(jpaEffects(body)).isZero();
+      assertEffects(body, 0);
     } finally {
       WebTestApplication.failUnstored.set(false);
     }
     HttpResponse<String> retry = client.post("/unstored", key, body);
     assertThat(retry.statusCode()).isEqualTo(200);
     assertThat(replayed(retry)).isFalse();
-    assertThat(jdbcEffects(body)).isEqualTo(1);
-    assertThat(jpaEffects(body)).isEqualTo(1);
+    assertEffects(body, 1);
     assertThat(inbox.admin().find("anonymous", key).orElseThrow().attempts()).isEqualTo(2);
   }
 
@@ -215,8 +206,7 @@ class IdempotentEndpointTest extends WebTestBase {
     HttpResponse<String> failed = client.post("/throws", key, body);
     assertThat(failed.statusCode()).isEqualTo(500);
     assertThat(replayed(failed)).isFalse();
-    assertThat(jdbcEffects(body)).isZero();
-    assertThat(jpaEffects(body)).isZero();
+    assertEffects(body, 0);
     assertThat(client.post("/throws", key, body).statusCode()).isEqualTo(500);
     assertThat(jdbcEffects(body)).isZero();
   }
@@ -227,8 +217,7 @@ class IdempotentEndpointTest extends WebTestBase {
     String key = UUID.randomUUID().toString();
     String body = "rollback-only-" + key;
     assertProblem(client.post("/rollback-only", key, body), 500, "transaction-rolled-back");
-    assertThat(jdbcEffects(body)).isZero();
-    assertThat(jpaEffects(body)).isZero();
+    assertEffects(body, 0);
     assertThat(inbox.admin().find("anonymous", key)).isEmpty();
   }
 
@@ -238,8 +227,7 @@ class IdempotentEndpointTest extends WebTestBase {
     String keyed = "optional-keyed-" + key;
     assertThat(client.post("/optional", key, keyed).statusCode()).isEqualTo(200);
     assertThat(replayed(client.post("/optional", key, keyed))).isTrue();
-    assertThat(jdbcEffects(keyed)).isEqualTo(1);
-    assertThat(jpaEffects(keyed)).isEqualTo(1);
+    assertEffects(keyed, 1);
 
     String unkeyed = "optional-unkeyed-" + key;
     assertThat(client.post("/optional", null, unkeyed).statusCode()).isEqualTo(200);
@@ -254,8 +242,7 @@ class IdempotentEndpointTest extends WebTestBase {
     String body = "no-transactional-" + key;
     assertThat(client.post("/no-transactional", key, body).statusCode()).isEqualTo(200);
     assertThat(replayed(client.post("/no-transactional", key, body))).isTrue();
-    assertThat(jdbcEffects(body)).isEqualTo(1);
-    assertThat(jpaEffects(body)).isEqualTo(1);
+    assertEffects(body, 1);
   }
 
   @Test
@@ -266,6 +253,23 @@ class IdempotentEndpointTest extends WebTestBase {
     assertThat(response.statusCode()).isEqualTo(200);
     assertThat(response.body()).isEqualTo("serializable");
     assertThat(jdbcEffects("isolation-" + key)).isEqualTo(1);
+  }
+
+  @Test
+  void a_key_a_listener_recorded_in_the_users_scope_is_not_run_again_over_http() throws Exception {
+    String key = UUID.randomUUID().toString();
+    String body = "cross-channel-" + key;
+    // What a @KafkaListener on the inbox does with a message keyed in scope "alice".
+    assertThat(inbox.execute("alice", key, tx -> null).executed()).isTrue();
+
+    HttpResponse<String> http = client.post("/pay", key, body, "alice");
+    assertThat(http.statusCode()).isEqualTo(200);
+    assertThat(replayed(http)).isTrue();
+    assertThat(http.body()).contains("already-processed");
+    assertEffects(body, 0);
+    // Bob's key of the same name is his own.
+    assertThat(client.post("/pay", key, body, "bob").statusCode()).isEqualTo(201);
+    assertEffects(body, 1);
   }
 
   @Test

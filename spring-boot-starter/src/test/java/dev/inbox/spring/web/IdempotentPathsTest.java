@@ -21,8 +21,7 @@ class IdempotentPathsTest extends WebTestBase {
       String response = client.raw(target, null, body);
       assertThat(WebClient.status(response)).as(target + "\n" + response).isEqualTo(400);
     }
-    assertThat(jdbcEffects(body)).isZero();
-    assertThat(jpaEffects(body)).isZero();
+    assertEffects(body, 0);
   }
 
   @Test
@@ -49,8 +48,7 @@ class IdempotentPathsTest extends WebTestBase {
     // A ';' parameter is part of the request (the application may read it): another request.
     String withParameter = client.raw("/pay;v=1", keyBytes, body);
     assertThat(WebClient.status(withParameter)).as(withParameter).isEqualTo(422);
-    assertThat(jdbcEffects(body)).isEqualTo(1);
-    assertThat(jpaEffects(body)).isEqualTo(1);
+    assertEffects(body, 1);
   }
 
   @Test
@@ -61,7 +59,6 @@ class IdempotentPathsTest extends WebTestBase {
     String response = client.raw("/pay", key, body);
     assertThat(WebClient.status(response)).as(response).isEqualTo(400);
     assertThat(response).contains("idempotency-key-not-ascii");
-    assertThat(jdbcEffects(body)).isZero();
-    assertThat(jpaEffects(body)).isZero();
+    assertEffects(body, 0);
   }
 }

@@ -73,6 +73,14 @@ abstract class WebTestBase {
         body);
   }
 
+  /** Exactly this many effects with the body, through JdbcTemplate and through JPA alike. */
+  void assertEffects(String body, int effects) {
+    org.assertj.core.api.Assertions.assertThat(jdbcEffects(body))
+        .as("JdbcTemplate rows")
+        .isEqualTo(effects);
+    org.assertj.core.api.Assertions.assertThat(jpaEffects(body)).as("JPA rows").isEqualTo(effects);
+  }
+
   static JsonNode json(String body) throws Exception {
     return JSON.readTree(body);
   }
