@@ -273,6 +273,27 @@ class IdempotentEndpointTest extends WebTestBase {
   }
 
   @Test
+  void a_jpa_write_that_fails_at_the_flush_fails_the_method_and_counts_an_attempt()
+      throws Exception {
+    String id = UUID.randomUUID().toString();
+    String first = id + " first";
+    assertThat(client.post("/jpa-id", UUID.randomUUID().toString(), first).statusCode())
+        .isEqualTo(200);
+    assertEffects(first, 1);
+
+    // The same JPA id under a new key: the INSERT fails when Hibernate flushes it. The flush runs
+    // before the answer is recorded, so it is the method's failure, rolled back and counted on
+    // the key; were it left to the commit, the key would have no record at all.
+    String key = UUID.randomUUID().toString();
+    String second = id + " second";
+    HttpResponse<String> failed = client.post("/jpa-id", key, second);
+    assertThat(failed.statusCode()).isEqualTo(500);
+    assertThat(replayed(failed)).isFalse();
+    assertThat(jdbcEffects(second)).isZero();
+    assertThat(inbox.admin().find("anonymous", key).orElseThrow().attempts()).isEqualTo(1);
+  }
+
+  @Test
   void an_endpoint_without_the_annotation_is_never_claimed() throws Exception {
     String key = UUID.randomUUID().toString();
     assertThat(client.post("/plain", key, "plain").statusCode()).isEqualTo(200);

@@ -20,7 +20,11 @@ public class JpaPayment {
   protected JpaPayment() {}
 
   JpaPayment(String payer, String body) {
-    this.id = UUID.randomUUID().toString();
+    this(UUID.randomUUID().toString(), payer, body);
+  }
+
+  JpaPayment(String id, String payer, String body) {
+    this.id = id;
     this.payer = payer;
     this.body = body;
   }

@@ -146,6 +146,20 @@ public class WebTestApplication {
       return jdbc.queryForObject("SHOW transaction_isolation", String.class);
     }
 
+    /**
+     * Writes through JdbcTemplate, then persists a JPA row under the id in the body: a second
+     * request with that id fails only when Hibernate flushes the INSERT.
+     */
+    @Idempotent
+    @Transactional
+    @PostMapping(value = "/jpa-id", consumes = "text/plain")
+    String jpaId(@RequestBody String body) {
+      jdbc.update(
+          "INSERT INTO " + SCHEMA + ".payments (payer, body) VALUES (?, ?)", "jpa-id", body);
+      entityManager.persist(new JpaPayment(body.substring(0, body.indexOf(' ')), "jpa-id", body));
+      return "ok";
+    }
+
     /** Not idempotent: documented without the header, and never claimed. */
     @PostMapping(value = "/plain", consumes = "text/plain")
     String plain(@RequestBody String body) {
