@@ -1,0 +1,61 @@
+package dev.inbox.spring.internal;
+
+import java.util.List;
+
+/**
+ * What a listener container is delivering on this thread, seen the same way for every transport:
+ * the scope, and per message its key and payload fingerprint. A record listener gets one message, a
+ * batch listener several, in the order the listener's list arguments hold them.
+ */
+public interface Delivery {
+
+  /** The scope the keys are claimed in: the consumer group, the queue. */
+  String scope();
+
+  /** The messages, in delivery order. */
+  List<Message> messages();
+
+  /** Whether the listener takes the messages as a list (a batch listener). */
+  boolean batch();
+
+  /**
+   * The exception that makes the container settle a batch up to the message at {@code index} and
+   * deliver that one again, or hand it to its recoverer, with {@code cause} (Kafka's {@code
+   * BatchListenerFailedException}).
+   */
+  RuntimeException failedAt(int index, RuntimeException cause);
+
+  /**
+   * The index in this delivery of the message a batch listener's failure names (the listener threw
+   * Kafka's {@code BatchListenerFailedException}, say), or -1 when it names none. The listener was
+   * given the messages {@code deliveryIndexOfArgument} lists (its list arguments' element {@code i}
+   * is message {@code deliveryIndexOfArgument[i]}).
+   */
+  int failedIndex(Throwable failure, int[] deliveryIndexOfArgument);
+
+  /**
+   * Translates a failure that names a message by its index in the list the listener was given into
+   * one that names it by its index in the whole delivery; anything else is returned as is.
+   */
+  Throwable renumbered(Throwable failure, int[] deliveryIndexOfArgument);
+
+  /**
+   * Acknowledges a delivery whose listener was not called (all duplicates), where the listener
+   * acknowledges itself (manual ack modes); a no-op where the container acknowledges.
+   */
+  void acknowledgeSkipped(Object[] listenerArguments);
+
+  /**
+   * One message: its key and its payload fingerprint (null: none), or, when no valid key could be
+   * found for it, what is wrong with it (the key is then null).
+   */
+  record Message(String key, byte[] fingerprint, String invalidKey) {
+    public static Message of(String key, byte[] fingerprint) {
+      return new Message(key, fingerprint, null);
+    }
+
+    public static Message invalid(String problem) {
+      return new Message(null, null, problem);
+    }
+  }
+}

@@ -1,0 +1,191 @@
+package dev.inbox.spring.internal;
+
+import dev.inbox.Claim;
+import dev.inbox.ClaimOutcome;
+import dev.inbox.DeadLetterReason;
+import dev.inbox.Inbox;
+import dev.inbox.spi.CallerTransactions;
+import dev.inbox.spring.DeliveryRejectedException;
+import dev.inbox.spring.KeyInProgressException;
+import java.sql.Connection;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Supplier;
+import org.aopalliance.intercept.MethodInterceptor;
+import org.aopalliance.intercept.MethodInvocation;
+import org.springframework.aop.ProxyMethodInvocation;
+import org.springframework.transaction.support.TransactionSynchronization;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
+
+/**
+ * Runs just inside a listener method's {@code @Transactional}: claims the keys of the container's
+ * current {@link Delivery} in that transaction, calls the method for the new messages only, and
+ * registers a {@link Completion} that completes their keys before the transaction commits.
+ *
+ * <p>A duplicate is not passed to the method (a record listener is not called; a batch listener
+ * gets its list arguments without the duplicates), and the container acknowledges it as handled. A
+ * key that gave up or mismatches is a {@link DeliveryRejectedException} (not retryable: the error
+ * handler's recoverer gets it); one held elsewhere is a {@link KeyInProgressException} (retried).
+ * In a batch, these are raised after the new messages committed, naming the first such message, so
+ * that the container settles the batch up to it and delivers the rest again.
+ */
+public final class InboxListenerInterceptor implements MethodInterceptor {
+  private final Supplier<Inbox> inboxes;
+  private final Supplier<CallerTransactions> callerTransactions;
+
+  /** Suppliers, since listener beans are advised before the inbox bean need exist. */
+  public InboxListenerInterceptor(
+      Supplier<Inbox> inboxes, Supplier<CallerTransactions> callerTransactions) {
+    this.inboxes = inboxes;
+    this.callerTransactions = callerTransactions;
+  }
+
+  @Override
+  public Object invoke(MethodInvocation invocation) throws Throwable {
+    Delivery delivery = CurrentDelivery.get();
+    if (delivery == null) {
+      // Called by the application itself, not by a listener container: nothing to claim.
+      return invocation.proceed();
+    }
+    Inbox inbox = inboxes.get();
+    Connection transaction = callerTransactions.get().current();
+    if (transaction == null) {
+      throw new IllegalStateException(
+          "listener method "
+              + invocation.getMethod()
+              + " runs without a transaction on the inbox's DataSource; its @Transactional must use"
+              + " that DataSource's transaction manager (a DataSourceTransactionManager or"
+              + " JpaTransactionManager), so that its writes commit with the inbox key");
+    }
+    List<Delivery.Message> messages = delivery.messages();
+    List<Claim> newClaims = new ArrayList<>();
+    int[] newIndexes = new int[messages.size()];
+    int firstUnsettled = -1;
+    RuntimeException unsettled = null;
+    for (int i = 0; i < messages.size(); i++) {
+      Delivery.Message message = messages.get(i);
+      RuntimeException refusal;
+      if (message.invalidKey() != null) {
+        refusal =
+            new DeliveryRejectedException(
+                DeadLetterReason.INVALID_KEY,
+                delivery.scope(),
+                null,
+                "message " + i + " has no valid inbox key: " + message.invalidKey());
+      } else {
+        Claim claim =
+            inbox.claim(transaction, delivery.scope(), message.key(), message.fingerprint());
+        refusal = refusal(claim);
+        if (claim.outcome() == ClaimOutcome.NEW) {
+          newIndexes[newClaims.size()] = i;
+          newClaims.add(claim);
+        }
+      }
+      if (refusal != null && unsettled == null) {
+        firstUnsettled = i;
+        unsettled = refusal;
+        if (!delivery.batch()) {
+          throw refusal;
+        }
+      }
+    }
+    if (newClaims.isEmpty()) {
+      if (unsettled != null) {
+        throw delivery.failedAt(firstUnsettled, unsettled);
+      }
+      delivery.acknowledgeSkipped(invocation.getArguments());
+      return null;
+    }
+    int[] deliveryIndexOfArgument = java.util.Arrays.copyOf(newIndexes, newClaims.size());
+    if (delivery.batch() && newClaims.size() < messages.size()) {
+      keepOnly(invocation, messages.size(), deliveryIndexOfArgument);
+    }
+    Completion completion =
+        new Completion(inbox, transaction, delivery, newClaims, deliveryIndexOfArgument);
+    TransactionSynchronizationManager.registerSynchronization(completion);
+    try {
+      Object result = invocation.proceed();
+      if (unsettled != null) {
+        registerAfterCommit(delivery.failedAt(firstUnsettled, unsettled));
+      }
+      return result;
+    } catch (Throwable failure) {
+      completion.failedWith(failure);
+      throw delivery.renumbered(failure, deliveryIndexOfArgument);
+    }
+  }
+
+  static RuntimeException refusal(Claim claim) {
+    return switch (claim.outcome()) {
+      case NEW, DUPLICATE -> null;
+      case IN_PROGRESS -> new KeyInProgressException(claim.scope(), claim.key());
+      case MISMATCH ->
+          new DeliveryRejectedException(
+              DeadLetterReason.MISMATCH,
+              claim.scope(),
+              claim.key(),
+              "key '"
+                  + claim.key()
+                  + "' in scope '"
+                  + claim.scope()
+                  + "' was used before with a different payload (fingerprint mismatch); send a new"
+                  + " message with a new key");
+      case GAVE_UP ->
+          new DeliveryRejectedException(
+              DeadLetterReason.GAVE_UP,
+              claim.scope(),
+              claim.key(),
+              "key '"
+                  + claim.key()
+                  + "' in scope '"
+                  + claim.scope()
+                  + "' gave up after "
+                  + claim.attempts()
+                  + " failed attempts; release it with InboxAdmin.release to process it again");
+    };
+  }
+
+  /**
+   * Hands a batch listener only the new messages: every list argument of the delivery's size is one
+   * element per message (the records, the payloads, a header's values) and is cut alike.
+   */
+  private static void keepOnly(MethodInvocation invocation, int size, int[] keep) {
+    if (!(invocation instanceof ProxyMethodInvocation proxied)) {
+      throw new IllegalStateException(
+          "cannot leave duplicates out of the arguments of "
+              + invocation.getMethod()
+              + ", which indicates a bug");
+    }
+    Object[] arguments = proxied.getArguments().clone();
+    boolean cut = false;
+    for (int a = 0; a < arguments.length; a++) {
+      if (arguments[a] instanceof List<?> list && list.size() == size) {
+        List<Object> kept = new ArrayList<>(keep.length);
+        for (int index : keep) {
+          kept.add(list.get(index));
+        }
+        arguments[a] = kept;
+        cut = true;
+      }
+    }
+    if (!cut) {
+      throw new IllegalStateException(
+          "batch listener "
+              + invocation.getMethod()
+              + " takes no List with one element per record, so the inbox cannot leave the"
+              + " duplicates out; take a List<ConsumerRecord<K, V>> or a List of payloads");
+    }
+    proxied.setArguments(arguments);
+  }
+
+  /** Raised once the new messages committed, so that the container moves on up to the first. */
+  private static void registerAfterCommit(RuntimeException failure) {
+    TransactionSynchronizationManager.registerSynchronization(
+        new TransactionSynchronization() {
+          @Override
+          public void afterCommit() {
+            throw failure;
+          }
+        });
+  }
+}

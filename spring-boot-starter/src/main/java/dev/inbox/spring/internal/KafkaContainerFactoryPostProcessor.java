@@ -1,0 +1,45 @@
+package dev.inbox.spring.internal;
+
+import dev.inbox.NonRetryableException;
+import dev.inbox.kafka.KeyExtractor;
+import java.util.function.Supplier;
+import org.springframework.beans.factory.config.BeanPostProcessor;
+import org.springframework.kafka.config.AbstractKafkaListenerContainerFactory;
+import org.springframework.kafka.listener.BatchInterceptor;
+import org.springframework.kafka.listener.CompositeBatchInterceptor;
+import org.springframework.kafka.listener.CompositeRecordInterceptor;
+import org.springframework.kafka.listener.DefaultErrorHandler;
+import org.springframework.kafka.listener.RecordInterceptor;
+
+/**
+ * Fits the inbox into the application's own Spring Kafka setup, changing nothing else of it: every
+ * listener container factory gets the {@link KafkaDeliveryInterceptor} ahead of its own record and
+ * batch interceptors, and every {@link DefaultErrorHandler} bean learns that a {@link
+ * NonRetryableException} (a key that gave up or mismatches, or the listener's own) goes to its
+ * recoverer at once instead of being retried.
+ */
+public final class KafkaContainerFactoryPostProcessor implements BeanPostProcessor {
+  private final Supplier<KeyExtractor<Object, Object>> keys;
+
+  public KafkaContainerFactoryPostProcessor(Supplier<KeyExtractor<Object, Object>> keys) {
+    this.keys = keys;
+  }
+
+  @Override
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  public Object postProcessAfterInitialization(Object bean, String beanName) {
+    if (bean instanceof AbstractKafkaListenerContainerFactory factory) {
+      KafkaDeliveryInterceptor ours = new KafkaDeliveryInterceptor(keys.get());
+      RecordInterceptor records = factory.getRecordInterceptor();
+      factory.setRecordInterceptor(
+          records == null ? ours : new CompositeRecordInterceptor(ours, records));
+      BatchInterceptor batches = factory.getBatchInterceptor();
+      factory.setBatchInterceptor(
+          batches == null ? ours : new CompositeBatchInterceptor(ours, batches));
+    }
+    if (bean instanceof DefaultErrorHandler errorHandler) {
+      errorHandler.addNotRetryableExceptions(NonRetryableException.class);
+    }
+    return bean;
+  }
+}

@@ -1,0 +1,139 @@
+package dev.inbox.spring.internal;
+
+import dev.inbox.internal.Fingerprints;
+import dev.inbox.kafka.KeyExtractor;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.springframework.kafka.listener.BatchListenerFailedException;
+import org.springframework.kafka.support.Acknowledgment;
+
+/**
+ * The records a Spring Kafka container hands to a listener: one for a record listener, a poll's for
+ * a batch listener. Keys come from the {@link KeyExtractor} (by default the kafka-adapter's: the
+ * {@code idempotency-key} header, else {@code topic-partition@offset}), the scope is the consumer
+ * group, and a {@code byte[]} or {@code String} value is fingerprinted (a value the container
+ * deserialized into an object is not: its bytes are gone).
+ */
+final class KafkaDelivery implements Delivery {
+  private final String scope;
+  private final List<ConsumerRecord<Object, Object>> records;
+  private final KeyExtractor<Object, Object> keys;
+  private final boolean batch;
+  private List<Message> messages;
+
+  KafkaDelivery(
+      String scope,
+      List<ConsumerRecord<Object, Object>> records,
+      KeyExtractor<Object, Object> keys,
+      boolean batch) {
+    this.scope = scope;
+    this.records = records;
+    this.keys = keys;
+    this.batch = batch;
+  }
+
+  @Override
+  public String scope() {
+    return scope;
+  }
+
+  @Override
+  public List<Message> messages() {
+    if (messages == null) {
+      List<Message> found = new ArrayList<>(records.size());
+      for (ConsumerRecord<Object, Object> record : records) {
+        found.add(message(record));
+      }
+      messages = found;
+    }
+    return messages;
+  }
+
+  private Message message(ConsumerRecord<Object, Object> record) {
+    String key;
+    try {
+      key = keys.keyOf(record);
+    } catch (Exception e) {
+      return Message.invalid(String.valueOf(e.getMessage()));
+    }
+    if (key == null) {
+      return Message.invalid("the key extractor found no key");
+    }
+    return Message.of(key, fingerprint(record.value()));
+  }
+
+  static byte[] fingerprint(Object value) {
+    if (value == null) {
+      // A tombstone: its own fingerprint, as the kafka-adapter gives it, unlike an empty value's.
+      return Fingerprints.tagged(Fingerprints.MESSAGE_KIND, new byte[0]);
+    }
+    if (value instanceof byte[] bytes) {
+      return Fingerprints.ofMessage(bytes);
+    }
+    if (value instanceof String text) {
+      return Fingerprints.ofMessage(text.getBytes(StandardCharsets.UTF_8));
+    }
+    return null;
+  }
+
+  @Override
+  public boolean batch() {
+    return batch;
+  }
+
+  @Override
+  public RuntimeException failedAt(int index, RuntimeException cause) {
+    return new BatchListenerFailedException(cause.getMessage(), cause, records.get(index));
+  }
+
+  @Override
+  public int failedIndex(Throwable failure, int[] deliveryIndexOfArgument) {
+    BatchListenerFailedException named = named(failure);
+    if (named == null) {
+      return -1;
+    }
+    if (named.getRecord() != null) {
+      for (int i = 0; i < records.size(); i++) {
+        if (records.get(i) == named.getRecord()) {
+          return i;
+        }
+      }
+      return -1;
+    }
+    int argument = named.getIndex();
+    return argument >= 0 && argument < deliveryIndexOfArgument.length
+        ? deliveryIndexOfArgument[argument]
+        : -1;
+  }
+
+  @Override
+  public Throwable renumbered(Throwable failure, int[] deliveryIndexOfArgument) {
+    if (!(failure instanceof BatchListenerFailedException named) || named.getRecord() != null) {
+      return failure;
+    }
+    int index = failedIndex(named, deliveryIndexOfArgument);
+    return index < 0
+        ? failure
+        : new BatchListenerFailedException(named.getMessage(), named.getCause(), index);
+  }
+
+  private static BatchListenerFailedException named(Throwable failure) {
+    for (Throwable t = failure; t != null; t = t.getCause()) {
+      if (t instanceof BatchListenerFailedException named) {
+        return named;
+      }
+    }
+    return null;
+  }
+
+  @Override
+  public void acknowledgeSkipped(Object[] listenerArguments) {
+    for (Object argument : listenerArguments) {
+      if (argument instanceof Acknowledgment acknowledgment) {
+        acknowledgment.acknowledge();
+      }
+    }
+  }
+}

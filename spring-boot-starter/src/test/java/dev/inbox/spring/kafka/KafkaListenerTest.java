@@ -1,0 +1,246 @@
+package dev.inbox.spring.kafka;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.inbox.Inbox;
+import dev.inbox.InboxRecord;
+import dev.inbox.spring.DeliveryRejectedException;
+import dev.inbox.spring.TestApplication;
+import dev.inbox.testing.Await;
+import dev.inbox.testing.TestKafka;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.kafka.core.KafkaTemplate;
+import org.springframework.kafka.listener.DeadLetterPublishingRecoverer;
+import org.springframework.kafka.listener.DefaultErrorHandler;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+import org.springframework.util.backoff.FixedBackOff;
+
+/**
+ * The inbox under plain {@code @KafkaListener} methods in Spring Kafka's own containers, against a
+ * real KRaft broker and PostgreSQL. Every effect is counted exactly, in tables where a doubled
+ * effect would show as a second row.
+ */
+@SpringBootTest(
+    classes = {TestApplication.class, KafkaListeners.class, KafkaListenerTest.ErrorHandling.class},
+    properties = {
+      "inbox.schema=boot_kafka",
+      "inbox.max-attempts=3",
+      "spring.kafka.consumer.auto-offset-reset=earliest",
+      "spring.jpa.hibernate.ddl-auto=update",
+      "spring.jpa.properties.hibernate.hbm2ddl.create_namespaces=true"
+    })
+class KafkaListenerTest {
+  private static final TestKafka KAFKA = TestKafka.shared();
+  private static final String DEAD_LETTERS = KAFKA.newTopic("boot-dlt", 1);
+  // Created once: a property supplier is called on every read of the property.
+  private static final String JDBC = KAFKA.newTopic("boot-jdbc", 2);
+  private static final String JPA = KAFKA.newTopic("boot-jpa", 2);
+  private static final String STORM = KAFKA.newTopic("boot-storm", 8);
+  private static final String BATCH = KAFKA.newTopic("boot-batch", 1);
+  private static final String POISON = KAFKA.newTopic("boot-poison", 1);
+
+  @DynamicPropertySource
+  static void services(DynamicPropertyRegistry registry) {
+    TestApplication.database(registry);
+    registry.add("spring.kafka.bootstrap-servers", KAFKA::bootstrapServers);
+    registry.add("test.topic.jdbc", () -> JDBC);
+    registry.add("test.topic.jpa", () -> JPA);
+    registry.add("test.topic.storm", () -> STORM);
+    registry.add("test.topic.batch", () -> BATCH);
+    registry.add("test.topic.poison", () -> POISON);
+  }
+
+  /** What an application configures for failures: retries, then a dead-letter topic. */
+  @Configuration(proxyBeanMethods = false)
+  static class ErrorHandling {
+    @Bean
+    DefaultErrorHandler errorHandler(KafkaTemplate<Object, Object> template) {
+      return new DefaultErrorHandler(
+          new DeadLetterPublishingRecoverer(
+              template, (record, failure) -> new TopicPartition(DEAD_LETTERS, 0)),
+          new FixedBackOff(0L, 9L));
+    }
+  }
+
+  @Autowired KafkaTemplate<String, String> kafka;
+  @Autowired KafkaListeners listeners;
+  @Autowired KafkaPaymentRepository payments;
+  @Autowired JdbcTemplate jdbc;
+  @Autowired Inbox inbox;
+
+  @Test
+  void jdbc_template_writes_commit_with_the_key_and_duplicates_are_skipped_and_acknowledged()
+      throws Exception {
+    String topic = JDBC;
+    List<String> keys = keys(3);
+    for (int round = 0; round < 2; round++) {
+      for (String key : keys) {
+        send(topic, null, key, key);
+      }
+    }
+    awaitCommitted("jdbc-listener", topic, 6);
+    for (String key : keys) {
+      assertThat(effects("jdbc", key)).as("effects of %s", key).isEqualTo(1);
+    }
+    assertThat(listeners.calls("jdbc")).isEqualTo(3);
+  }
+
+  @Test
+  void jpa_repository_writes_commit_with_the_key() throws Exception {
+    String topic = JPA;
+    List<String> keys = keys(2);
+    for (int round = 0; round < 2; round++) {
+      for (String key : keys) {
+        send(topic, null, key, key);
+      }
+    }
+    awaitCommitted("jpa-listener", topic, 4);
+    for (String key : keys) {
+      assertThat(payments.countByPaymentKey(key)).as("payments of %s", key).isEqualTo(1);
+    }
+    assertThat(listeners.calls("jpa")).isEqualTo(2);
+  }
+
+  @Test
+  void thirty_two_records_with_one_key_on_eight_consumers_take_effect_once() throws Exception {
+    String topic = STORM;
+    String key = UUID.randomUUID().toString();
+    for (int i = 0; i < 32; i++) {
+      send(topic, i % 8, key, key);
+    }
+    awaitCommitted("storm-listener", topic, 32);
+    assertThat(effects("storm", key)).isEqualTo(1);
+    assertThat(listeners.calls("storm")).isEqualTo(1);
+  }
+
+  @Test
+  void a_batch_listener_gets_only_the_new_records() throws Exception {
+    String topic = BATCH;
+    List<String> keys = keys(5);
+    for (int round = 0; round < 2; round++) {
+      for (String key : keys) {
+        send(topic, null, key, key);
+      }
+    }
+    awaitCommitted("batch-listener", topic, 10);
+    for (String key : keys) {
+      assertThat(effects("batch", key)).as("effects of %s", key).isEqualTo(1);
+    }
+  }
+
+  @Test
+  void a_failing_record_is_tried_max_attempts_times_then_reaches_the_dead_letter_recoverer()
+      throws Exception {
+    String topic = POISON;
+    String key = UUID.randomUUID().toString();
+    send(topic, null, key, key);
+    ConsumerRecord<String, String> dead = awaitDeadLetter(key);
+    awaitCommitted("poison-listener", topic, 1);
+
+    assertThat(listeners.calls("poison")).isEqualTo(3);
+    assertThat(effects("poison", key)).isZero();
+    Header cause = dead.headers().lastHeader("kafka_dlt-exception-cause-fqcn");
+    assertThat(cause).isNotNull();
+    assertThat(new String(cause.value(), StandardCharsets.UTF_8))
+        .isEqualTo(DeliveryRejectedException.class.getName());
+    InboxRecord record = inbox.admin().find("poison-listener", key).orElseThrow();
+    assertThat(record.attempts()).isEqualTo(3);
+  }
+
+  private static List<String> keys(int count) {
+    List<String> keys = new ArrayList<>();
+    for (int i = 0; i < count; i++) {
+      keys.add(UUID.randomUUID().toString());
+    }
+    return keys;
+  }
+
+  private void send(String topic, Integer partition, String key, String value) throws Exception {
+    ProducerRecord<String, String> record = new ProducerRecord<>(topic, partition, key, value);
+    record.headers().add("idempotency-key", key.getBytes(StandardCharsets.UTF_8));
+    kafka.send(record).get();
+  }
+
+  private int effects(String listener, String key) {
+    return jdbc.queryForObject(
+        "SELECT count(*) FROM boot_kafka.effects WHERE listener = ? AND key = ?",
+        Integer.class,
+        listener,
+        key);
+  }
+
+  /** Until the group has committed past every record: each was handled or acknowledged. */
+  private void awaitCommitted(String group, String topic, long records) throws Exception {
+    try (Admin admin =
+        Admin.create(
+            Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, KAFKA.bootstrapServers()))) {
+      Await.until(
+          group + " commits " + records + " records of " + topic,
+          Duration.ofSeconds(90),
+          () -> {
+            Map<TopicPartition, OffsetAndMetadata> offsets =
+                admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get();
+            long committed =
+                offsets.entrySet().stream()
+                    .filter(e -> e.getKey().topic().equals(topic) && e.getValue() != null)
+                    .mapToLong(e -> e.getValue().offset())
+                    .sum();
+            return committed >= records;
+          });
+    }
+  }
+
+  private ConsumerRecord<String, String> awaitDeadLetter(String key) throws Exception {
+    try (KafkaConsumer<String, String> consumer =
+        new KafkaConsumer<>(
+            Map.of(
+                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                KAFKA.bootstrapServers(),
+                ConsumerConfig.GROUP_ID_CONFIG,
+                "dlt-reader-" + UUID.randomUUID(),
+                ConsumerConfig.AUTO_OFFSET_RESET_CONFIG,
+                "earliest"),
+            new StringDeserializer(),
+            new StringDeserializer())) {
+      consumer.assign(List.of(new TopicPartition(DEAD_LETTERS, 0)));
+      List<ConsumerRecord<String, String>> found = new ArrayList<>();
+      Await.until(
+          "the dead letter of " + key,
+          Duration.ofSeconds(90),
+          () -> {
+            consumer
+                .poll(Duration.ofMillis(200))
+                .forEach(
+                    r -> {
+                      if (key.equals(r.key())) {
+                        found.add(r);
+                      }
+                    });
+            return !found.isEmpty();
+          });
+      return found.get(0);
+    }
+  }
+}

@@ -1,0 +1,78 @@
+package dev.inbox.spring.kafka;
+
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.kafka.annotation.KafkaListener;
+import org.springframework.stereotype.Component;
+import org.springframework.transaction.annotation.Transactional;
+
+/**
+ * The listeners an application would write: plain {@code @KafkaListener} methods with
+ * {@code @Transactional}, writing through JdbcTemplate or a JPA repository. Every call is counted,
+ * so that tests can tell a skipped duplicate from a run whose effect was lost.
+ */
+@Component
+public class KafkaListeners {
+  final JdbcTemplate jdbc;
+  final KafkaPaymentRepository payments;
+  final Map<String, AtomicInteger> calls = new ConcurrentHashMap<>();
+
+  public KafkaListeners(JdbcTemplate jdbc, KafkaPaymentRepository payments) {
+    this.jdbc = jdbc;
+    this.payments = payments;
+    jdbc.execute("CREATE SCHEMA IF NOT EXISTS boot_kafka");
+    jdbc.execute("CREATE TABLE IF NOT EXISTS boot_kafka.effects (listener text, key text)");
+  }
+
+  @Transactional
+  @KafkaListener(topics = "${test.topic.jdbc}", groupId = "jdbc-listener")
+  public void onJdbc(ConsumerRecord<String, String> record) {
+    call("jdbc");
+    jdbc.update(
+        "INSERT INTO boot_kafka.effects (listener, key) VALUES ('jdbc', ?)", record.value());
+  }
+
+  @Transactional
+  @KafkaListener(topics = "${test.topic.jpa}", groupId = "jpa-listener")
+  public void onJpa(String payload) {
+    call("jpa");
+    payments.save(new KafkaPayment(payload));
+  }
+
+  @Transactional
+  @KafkaListener(topics = "${test.topic.storm}", groupId = "storm-listener", concurrency = "8")
+  public void onStorm(String payload) {
+    call("storm");
+    jdbc.update("INSERT INTO boot_kafka.effects (listener, key) VALUES ('storm', ?)", payload);
+  }
+
+  @Transactional
+  @KafkaListener(topics = "${test.topic.batch}", groupId = "batch-listener", batch = "true")
+  public void onBatch(List<String> payloads) {
+    call("batch");
+    for (String payload : payloads) {
+      jdbc.update("INSERT INTO boot_kafka.effects (listener, key) VALUES ('batch', ?)", payload);
+    }
+  }
+
+  @Transactional
+  @KafkaListener(topics = "${test.topic.poison}", groupId = "poison-listener")
+  public void onPoison(String payload) {
+    call("poison");
+    jdbc.update("INSERT INTO boot_kafka.effects (listener, key) VALUES ('poison', ?)", payload);
+    throw new IllegalStateException("payment " + payload + " cannot be booked");
+  }
+
+  private void call(String listener) {
+    calls.computeIfAbsent(listener, l -> new AtomicInteger()).incrementAndGet();
+  }
+
+  int calls(String listener) {
+    AtomicInteger count = calls.get(listener);
+    return count == null ? 0 : count.get();
+  }
+}
