@@ -12,6 +12,7 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.sql.SQLException;
+import java.time.Duration;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.http.HttpStatus;
@@ -44,6 +45,7 @@ final class IdempotentEndpoint {
   private final CallerTransactions callerTransactions;
   private final OutcomeRecorder outcomes;
   private final ProblemAnswers problems;
+  private final long retryAfterSeconds;
 
   IdempotentEndpoint(
       String name,
@@ -54,7 +56,8 @@ final class IdempotentEndpoint {
       TransactionDefinition definition,
       CallerTransactions callerTransactions,
       OutcomeRecorder outcomes,
-      ProblemAnswers problems) {
+      ProblemAnswers problems,
+      Duration retryAfter) {
     this.name = name;
     this.filter = filter;
     this.keyRequired = keyRequired;
@@ -64,6 +67,7 @@ final class IdempotentEndpoint {
     this.callerTransactions = callerTransactions;
     this.outcomes = outcomes;
     this.problems = problems;
+    this.retryAfterSeconds = Math.max(1, retryAfter.toSeconds());
   }
 
   boolean keyRequired() {
@@ -183,7 +187,7 @@ final class IdempotentEndpoint {
           e);
       held.reset();
       if (unavailable) {
-        held.setHeader("Retry-After", "1");
+        held.setHeader("Retry-After", Long.toString(retryAfterSeconds));
       }
       problems.send(
           held,

@@ -186,7 +186,8 @@ final class IdempotentEndpoints implements SmartInitializingSingleton {
         definition,
         callerTransactions,
         outcomes,
-        problems);
+        problems,
+        properties.getRetryAfter());
   }
 
   /** A propagation that leaves the transaction begun for the key would commit without it. */

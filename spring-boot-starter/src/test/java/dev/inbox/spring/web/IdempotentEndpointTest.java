@@ -294,6 +294,27 @@ class IdempotentEndpointTest extends WebTestBase {
   }
 
   @Test
+  void an_endpoint_scoped_like_a_consumer_group_shares_its_keys_with_that_listener()
+      throws Exception {
+    String key = UUID.randomUUID().toString();
+    String body = "group-" + key;
+    // A @KafkaListener of group "payments-group" processed the payment with this key first.
+    assertThat(inbox.execute("payments-group", key, tx -> null).executed()).isTrue();
+
+    HttpResponse<String> alice = client.post("/group-pay", key, body, "alice");
+    assertThat(replayed(alice)).isTrue();
+    assertThat(alice.body()).contains("already-processed");
+    HttpResponse<String> anonymous = client.post("/group-pay", key, body);
+    assertThat(replayed(anonymous)).isTrue();
+    assertEffects(body, 0);
+
+    String fresh = UUID.randomUUID().toString();
+    assertThat(replayed(client.post("/group-pay", fresh, body, "bob"))).isFalse();
+    assertThat(inbox.admin().find("payments-group", fresh)).isPresent();
+    assertEffects(body, 1);
+  }
+
+  @Test
   void an_endpoint_without_the_annotation_is_never_claimed() throws Exception {
     String key = UUID.randomUUID().toString();
     assertThat(client.post("/plain", key, "plain").statusCode()).isEqualTo(200);

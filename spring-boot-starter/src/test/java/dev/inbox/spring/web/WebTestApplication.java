@@ -2,6 +2,7 @@ package dev.inbox.spring.web;
 
 import static org.springframework.security.config.Customizer.withDefaults;
 
+import dev.inbox.http.ScopeResolver;
 import jakarta.persistence.EntityManager;
 import jakarta.persistence.PersistenceContext;
 import java.net.URI;
@@ -160,6 +161,15 @@ public class WebTestApplication {
       return "ok";
     }
 
+    /** Shares its keys with a listener of consumer group "payments-group". */
+    @Idempotent(scopeResolver = "paymentsGroup")
+    @Transactional
+    @PostMapping(value = "/group-pay", consumes = "text/plain")
+    String groupPay(@RequestBody String body) {
+      write("group", body);
+      return "ok";
+    }
+
     /** Not idempotent: documented without the header, and never claimed. */
     @PostMapping(value = "/plain", consumes = "text/plain")
     String plain(@RequestBody String body) {
@@ -197,6 +207,12 @@ public class WebTestApplication {
       return new InMemoryUserDetailsManager(
           User.withUsername("alice").password("{noop}alice-pw").roles("USER").build(),
           User.withUsername("bob").password("{noop}bob-pw").roles("USER").build());
+    }
+
+    /** The scope a @KafkaListener of consumer group "payments-group" claims its keys in. */
+    @Bean
+    ScopeResolver paymentsGroup() {
+      return ScopeResolver.global("payments-group");
     }
 
     /** Lets ';' through Spring Security, so that the filter's own handling of it is tested. */
