@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.inbox.ClaimOutcome;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -17,11 +18,13 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
 
 /**
  * @Idempotent endpoints over real HTTP, with their JdbcTemplate and JPA writes on PostgreSQL.
  */
 class IdempotentEndpointTest extends WebTestBase {
+  @Autowired MeterRegistry meters;
 
   @Test
   void jdbc_and_jpa_writes_commit_with_the_key_and_a_retry_gets_the_first_answer_replayed()
@@ -312,6 +315,22 @@ class IdempotentEndpointTest extends WebTestBase {
     assertThat(replayed(client.post("/group-pay", fresh, body, "bob"))).isFalse();
     assertThat(inbox.admin().find("payments-group", fresh)).isPresent();
     assertEffects(body, 1);
+  }
+
+  @Test
+  void each_answer_is_counted_in_the_applications_meter_registry() throws Exception {
+    double replaysBefore = requests("replayed");
+    double mismatchesBefore = requests("mismatch");
+    String key = UUID.randomUUID().toString();
+    client.post("/pay", key, "metered-" + key);
+    client.post("/pay", key, "metered-" + key);
+    client.post("/pay", key, "other-" + key);
+    assertThat(requests("replayed") - replaysBefore).isEqualTo(1);
+    assertThat(requests("mismatch") - mismatchesBefore).isEqualTo(1);
+  }
+
+  private double requests(String outcome) {
+    return meters.get("inbox.http.requests").tag("outcome", outcome).counter().count();
   }
 
   @Test

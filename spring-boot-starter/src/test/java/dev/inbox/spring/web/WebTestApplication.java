@@ -3,6 +3,8 @@ package dev.inbox.spring.web;
 import static org.springframework.security.config.Customizer.withDefaults;
 
 import dev.inbox.http.ScopeResolver;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import jakarta.persistence.EntityManager;
 import jakarta.persistence.PersistenceContext;
 import java.net.URI;
@@ -207,6 +209,12 @@ public class WebTestApplication {
       return new InMemoryUserDetailsManager(
           User.withUsername("alice").password("{noop}alice-pw").roles("USER").build(),
           User.withUsername("bob").password("{noop}bob-pw").roles("USER").build());
+    }
+
+    /** The application's registry, as Actuator would give it. */
+    @Bean
+    MeterRegistry meterRegistry() {
+      return new SimpleMeterRegistry();
     }
 
     /** The scope a @KafkaListener of consumer group "payments-group" claims its keys in. */
