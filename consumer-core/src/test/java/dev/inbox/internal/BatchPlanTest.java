@@ -29,7 +29,7 @@ class BatchPlanTest extends EngineTestSupport {
       throws Exception {
     try (Connection connection = dataSource.getConnection()) {
       // Generic plans from the first server-side prepare, so the plan is made on an empty table.
-      execute(connection, "SET plan_cache_mode = force_generic_plan");
+      InboxTable.planGenerically(connection);
       // Vacuumed while empty, the table is believed empty: a plan made now scans it if it can.
       execute(connection, "VACUUM ANALYZE " + schema + ".inbox");
       try {
@@ -61,12 +61,7 @@ class BatchPlanTest extends EngineTestSupport {
             .isZero();
         connection.rollback();
       } finally {
-        // The connection goes back to the pool: leave no transaction and no plan setting behind.
-        if (!connection.getAutoCommit()) {
-          connection.rollback();
-          connection.setAutoCommit(true);
-        }
-        execute(connection, "RESET plan_cache_mode");
+        InboxTable.handBack(connection);
       }
     }
   }
