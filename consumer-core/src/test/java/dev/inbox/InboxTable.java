@@ -39,6 +39,30 @@ public final class InboxTable {
     }
   }
 
+  /**
+   * Makes PostgreSQL plan every statement of this connection generically from its first server-side
+   * prepare, so that a cached plan is made on the table as it is now; {@link #handBack} undoes it.
+   */
+  public static void planGenerically(Connection connection) throws SQLException {
+    try (Statement statement = connection.createStatement()) {
+      statement.execute("SET plan_cache_mode = force_generic_plan");
+    }
+  }
+
+  /**
+   * Leaves a connection as the pool handed it out, before it goes back: no transaction, auto-commit
+   * on, and no plan setting of {@link #planGenerically}.
+   */
+  public static void handBack(Connection connection) throws SQLException {
+    if (!connection.getAutoCommit()) {
+      connection.rollback();
+      connection.setAutoCommit(true);
+    }
+    try (Statement statement = connection.createStatement()) {
+      statement.execute("RESET plan_cache_mode");
+    }
+  }
+
   /** Inserts {@code rows} completed keys of scope "s", named {@code filled-1} and on. */
   public static void fillWithCompletedKeys(Connection connection, String schema, int rows)
       throws SQLException {

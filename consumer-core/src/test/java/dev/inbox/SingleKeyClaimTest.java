@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.sql.Connection;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -29,7 +28,7 @@ class SingleKeyClaimTest extends InboxTestSupport {
     Inbox inbox = inbox();
     try (Connection connection = dataSource.getConnection()) {
       // Generic plans from the first server-side prepare, so the plan is made on an empty table.
-      execute(connection, "SET plan_cache_mode = force_generic_plan");
+      InboxTable.planGenerically(connection);
       try {
         // pgjdbc prepares a statement on the server from its fifth execution on a connection.
         for (int i = 0; i < 10; i++) {
@@ -50,12 +49,7 @@ class SingleKeyClaimTest extends InboxTestSupport {
         assertThat(inbox.claim(connection, "s", "another-new-key", null).isNew()).isTrue();
         assertThat(InboxTable.counters(connection, schema).sequentialScans()).isZero();
       } finally {
-        // The connection goes back to the pool: leave no transaction and no plan setting behind.
-        if (!connection.getAutoCommit()) {
-          connection.rollback();
-          connection.setAutoCommit(true);
-        }
-        execute(connection, "RESET plan_cache_mode");
+        InboxTable.handBack(connection);
       }
     }
   }
@@ -163,12 +157,6 @@ class SingleKeyClaimTest extends InboxTestSupport {
       return pool.submit(() -> inbox.execute("s", key, handler));
     } finally {
       pool.shutdown();
-    }
-  }
-
-  private static void execute(Connection connection, String sql) throws SQLException {
-    try (Statement statement = connection.createStatement()) {
-      statement.execute(sql);
     }
   }
 }

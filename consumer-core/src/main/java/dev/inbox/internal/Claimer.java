@@ -37,6 +37,22 @@ import org.postgresql.PGStatement;
 final class Claimer {
   private static final int ROUNDS = 5;
 
+  /**
+   * Sent in front of the batch claim at a transaction's start: keeps the transaction's {@code
+   * enable_seqscan} in a setting of the inbox's own, then turns it off, so that the claim is
+   * planned with its lookups on the primary key. Its plan is cached between executions (planning it
+   * every time cost about a quarter of the claim), and a generic plan made while the table was
+   * small would scan the whole table once per key after it has grown; with sequential scans off, no
+   * plan of it ever does. The WHERE runs before the select list, so the keeping comes first.
+   */
+  private static final String PLAN_BY_INDEX =
+      "SELECT set_config('enable_seqscan', 'off', true) WHERE set_config('inbox.enable_seqscan',"
+          + " current_setting('enable_seqscan'), true) IS NOT NULL";
+
+  /** Sent after the batch claim: the handler's statements plan as the transaction had it. */
+  private static final String RESTORE_PLANNING =
+      "SELECT set_config('enable_seqscan', current_setting('inbox.enable_seqscan'), true)";
+
   /** The savepoint around a claim in the caller's transaction; unlikely to clash with theirs. */
   private static final String CALLER_SAVEPOINT = "inbox_claim_savepoint";
 
@@ -65,7 +81,14 @@ final class Claimer {
             + settings.lockTimeout().toMillis()
             + "ms'";
     this.configuredInsertUnlessSeen = configuration + "; " + sql.insertUnlessSeen;
-    this.configuredInsertUnlessSeenMany = configuration + "; " + sql.insertUnlessSeenMany;
+    this.configuredInsertUnlessSeenMany =
+        configuration
+            + "; "
+            + PLAN_BY_INDEX
+            + "; "
+            + sql.insertUnlessSeenMany
+            + "; "
+            + RESTORE_PLANNING;
     this.configuredClaim = configuration + "; " + sql.claim;
     this.configuredReserve = configuration + "; " + sql.reserve;
   }
@@ -479,7 +502,9 @@ final class Claimer {
         ps.setString(next++, scope);
         ps.setString(next++, keys[0]);
       } else {
-        planEveryTime(ps);
+        if (!configure) {
+          planEveryTime(ps);
+        }
         ps.setArray(next++, connection.createArrayOf("text", keys));
         ps.setString(next++, scope);
       }
@@ -494,6 +519,10 @@ final class Claimer {
         ps.setArray(next, connection.createArrayOf("bytea", fingerprintsOf(keys, pending)));
       }
       ps.execute();
+      if (configure && !single) {
+        currentResultSet(ps).close(); // PLAN_BY_INDEX's row
+        ps.getMoreResults();
+      }
       try (ResultSet rs = currentResultSet(ps)) {
         while (rs.next()) {
           String key = rs.getString("key");

@@ -289,8 +289,8 @@ final class Statements {
    * <p>The read looks each key up on its own ({@code LATERAL ... LIMIT 1}, which the planner cannot
    * turn into a join): {@code key = ANY(?)} let the planner scan a table of some thousand rows
    * instead, comparing every row with the whole array, which cost more than the rest of the claim.
-   * Still planned with its parameters every time, since a generic plan made on an empty table could
-   * scan it per key.
+   * A generic plan made on an empty table would still scan it per key, so the claim is planned with
+   * sequential scans off ({@code Claimer}'s {@code PLAN_BY_INDEX}), and its plan can then be kept.
    */
   private static String insertUnlessSeenMany(String table) {
     return "WITH seen AS (SELECT s.* FROM unnest(?::text[]) AS q(k) CROSS JOIN LATERAL (SELECT "

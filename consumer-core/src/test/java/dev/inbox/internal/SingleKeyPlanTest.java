@@ -5,8 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.inbox.ClaimOutcome;
 import dev.inbox.InboxTable;
 import java.sql.Connection;
-import java.sql.SQLException;
-import java.sql.Statement;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -28,7 +26,7 @@ class SingleKeyPlanTest extends EngineTestSupport {
       throws Exception {
     try (Connection connection = dataSource.getConnection()) {
       // Generic plans from the first server-side prepare, so the plan is made on an empty table.
-      execute(connection, "SET plan_cache_mode = force_generic_plan");
+      InboxTable.planGenerically(connection);
       try {
         connection.setAutoCommit(false);
         // pgjdbc prepares a statement on the server from its fifth execution on a connection.
@@ -80,19 +78,8 @@ class SingleKeyPlanTest extends EngineTestSupport {
         assertThat(InboxTable.counters(connection, schema).sequentialScans()).isZero();
         connection.rollback();
       } finally {
-        // The connection goes back to the pool: leave no transaction and no plan setting behind.
-        if (!connection.getAutoCommit()) {
-          connection.rollback();
-          connection.setAutoCommit(true);
-        }
-        execute(connection, "RESET plan_cache_mode");
+        InboxTable.handBack(connection);
       }
-    }
-  }
-
-  private static void execute(Connection connection, String sql) throws SQLException {
-    try (Statement statement = connection.createStatement()) {
-      statement.execute(sql);
     }
   }
 }
