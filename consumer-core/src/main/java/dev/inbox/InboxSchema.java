@@ -20,13 +20,17 @@ import org.flywaydb.core.Flyway;
  * file: {@code dev/inbox/internal/StateMachine.java}. The first migration's comment still says "see
  * dev.inbox.Inbox": Flyway checksums a migration's whole text, comments included, so editing it
  * would fail validation on every database already migrated.
+ *
+ * <p>The second migration adds {@code <table>_audit}, where every operator's release and settle is
+ * recorded with the record before and after, and {@code <table>_purges}, the last purge's time and
+ * count for {@link InboxAdmin#stats}.
  */
 public final class InboxSchema {
   /** Where the migrations are on the class path. */
   public static final String LOCATION = "classpath:dev/inbox/db/migration";
 
   /** The migration scripts, in order. */
-  static final List<String> SCRIPTS = List.of("V1__create_inbox_table.sql");
+  static final List<String> SCRIPTS = List.of("V1__create_inbox_table.sql", "V2__inbox_audit.sql");
 
   private InboxSchema() {}
 

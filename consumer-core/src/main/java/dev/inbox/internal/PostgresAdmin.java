@@ -1,12 +1,22 @@
 package dev.inbox.internal;
 
+import dev.inbox.AdminAction;
 import dev.inbox.Claim;
 import dev.inbox.InboxAdmin;
 import dev.inbox.InboxDatabaseException;
 import dev.inbox.InboxKeys;
 import dev.inbox.InboxRecord;
 import dev.inbox.InboxSettings;
+import dev.inbox.InboxStats;
+import dev.inbox.KeyFilter;
+import dev.inbox.KeyPage;
+import dev.inbox.KeyReport;
+import dev.inbox.LiveLeaseException;
 import dev.inbox.ReleaseResult;
+import dev.inbox.SettleResult;
+import dev.inbox.StoredResult;
+import dev.inbox.internal.OperatorChanges.Outcome;
+import dev.inbox.internal.OperatorChanges.Verb;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -19,20 +29,31 @@ import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** {@link InboxAdmin} on PostgreSQL: one short statement per call, on a connection of its own. */
+/**
+ * {@link InboxAdmin} on PostgreSQL: one short statement or transaction per call, on a connection of
+ * its own. Operators' changes are {@link OperatorChanges}, their reads {@link AdminQueries}.
+ */
 final class PostgresAdmin implements InboxAdmin {
   private static final Logger log = LoggerFactory.getLogger(PostgresAdmin.class);
+
+  /** undefined_table: the audit migration (V2) has not run on this database. */
+  private static final String UNDEFINED_TABLE = "42P01";
 
   private final DataSource dataSource;
   private final InboxSettings settings;
   private final Statements sql;
   private final Claimer claimer;
+  private final OperatorChanges changes;
+  private final AdminQueries queries;
+  private volatile boolean purgeRecordMissingLogged;
 
   PostgresAdmin(DataSource dataSource, InboxSettings settings, Statements sql, Claimer claimer) {
     this.dataSource = dataSource;
     this.settings = settings;
     this.sql = sql;
     this.claimer = claimer;
+    this.changes = new OperatorChanges(dataSource, settings, sql);
+    this.queries = new AdminQueries(dataSource, settings, sql);
   }
 
   @Override
@@ -60,21 +81,50 @@ final class PostgresAdmin implements InboxAdmin {
 
   @Override
   public ReleaseResult release(String scope, String key) {
-    InboxKeys.validateScope(scope);
-    InboxKeys.validateKey(key);
-    try (Connection connection = Transactions.autoCommitted(dataSource);
-        PreparedStatement ps = connection.prepareStatement(sql.release)) {
-      ps.setString(1, scope);
-      ps.setString(2, key);
-      if (ps.executeUpdate() == 1) {
-        log.info("released key '{}' in scope '{}' for reprocessing", key, scope);
-        return ReleaseResult.RELEASED;
-      }
-      return StateMachine.notReleased(
-          find(connection, scope, key).map(InboxRecord::state).orElse(StateMachine.NO_RECORD));
-    } catch (SQLException e) {
-      throw new InboxDatabaseException(scope, key, "release failed", e);
+    AdminAction action =
+        AdminAction.of(
+            settings.ownerId(), "released by the application through InboxAdmin.release");
+    try {
+      return release(scope, key, action);
+    } catch (LiveLeaseException e) {
+      return ReleaseResult.NOT_RELEASABLE;
     }
+  }
+
+  @Override
+  public ReleaseResult release(String scope, String key, AdminAction action) {
+    Outcome outcome = changes.change(scope, key, Verb.RELEASE, null, action);
+    return switch (outcome) {
+      case CHANGED -> ReleaseResult.RELEASED;
+      case NOT_FOUND -> ReleaseResult.NOT_FOUND;
+      case REFUSED -> ReleaseResult.NOT_RELEASABLE;
+    };
+  }
+
+  @Override
+  public SettleResult settle(String scope, String key, StoredResult result, AdminAction action) {
+    Outcome outcome = changes.change(scope, key, Verb.SETTLE, result, action);
+    return outcome == Outcome.CHANGED ? SettleResult.SETTLED : SettleResult.NOT_SETTLEABLE;
+  }
+
+  @Override
+  public KeyReport show(String scope, String key) {
+    return queries.show(scope, key);
+  }
+
+  @Override
+  public InboxStats stats() {
+    return queries.stats();
+  }
+
+  @Override
+  public KeyPage list(KeyFilter filter, String after, int limit) {
+    return queries.list(filter, after, limit);
+  }
+
+  @Override
+  public long countExpired() {
+    return queries.countExpired();
   }
 
   @Override
@@ -98,7 +148,32 @@ final class PostgresAdmin implements InboxAdmin {
           null, null, "purge of expired records failed after " + total + " rows", e);
     }
     settings.listener().purged(total, Claimer.since(start));
+    recordPurge(total);
     return total;
+  }
+
+  /**
+   * Keeps the purge's time and count for {@code stats}. A database the audit migration has not run
+   * on yet (an application that migrates by hand) loses only that record, with one warning.
+   */
+  private void recordPurge(long deleted) {
+    try (Connection connection = Transactions.autoCommitted(dataSource);
+        PreparedStatement ps = connection.prepareStatement(sql.recordPurge)) {
+      ps.setLong(1, deleted);
+      ps.executeUpdate();
+    } catch (SQLException e) {
+      if (!UNDEFINED_TABLE.equals(e.getSQLState())) {
+        throw new InboxDatabaseException(
+            null, null, "recording the purge of " + deleted + " expired records failed", e);
+      }
+      if (!purgeRecordMissingLogged) {
+        purgeRecordMissingLogged = true;
+        log.warn(
+            "the purge ran, but {}_purges is missing: run the inbox's migrations (V2) so that"
+                + " stats can show the last purge",
+            settings.qualifiedTable());
+      }
+    }
   }
 
   /** The janitor's round: purge, then report the age of the oldest lease. */

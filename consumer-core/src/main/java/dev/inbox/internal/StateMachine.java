@@ -6,6 +6,7 @@ import static dev.inbox.RecordState.IN_PROGRESS;
 import static dev.inbox.internal.StateMachine.Condition.BELOW_MAX_ATTEMPTS;
 import static dev.inbox.internal.StateMachine.Condition.COMPLETED_BEFORE_RETENTION;
 import static dev.inbox.internal.StateMachine.Condition.LEASE_EXPIRED;
+import static dev.inbox.internal.StateMachine.Condition.LEASE_HELD;
 import static dev.inbox.internal.StateMachine.Condition.NO_LEASE;
 import static dev.inbox.internal.StateMachine.Condition.WRITTEN_BEFORE_RETENTION;
 
@@ -55,6 +56,11 @@ public final class StateMachine {
   enum Condition {
     /** The lease's end has passed on the database's clock: its owner is presumed dead. */
     LEASE_EXPIRED("r.locked_until < now()"),
+    /**
+     * The lease runs on by the database's clock ({@link StateMachine#LEASE_LIVE}): its owner may be
+     * performing its effect right now. Only an operator's forced move takes such a key.
+     */
+    LEASE_HELD(LEASE_LIVE),
     /**
      * IN_PROGRESS without a lease: a caller's transaction that committed its claim without {@code
      * complete()}, and with it the handler's effect, so the key counts as completed.
@@ -134,6 +140,28 @@ public final class StateMachine {
      * expired maxAttempts times, resetting its attempts.
      */
     RELEASE_EXPIRED_LEASE(IN_PROGRESS, FAILED, LEASE_EXPIRED),
+    /**
+     * An operator forced the release of a key whose lease runs on: its owner is fenced off (the
+     * token grows), though it may still be performing its effect when the next claim runs it again.
+     */
+    RELEASE_LIVE_LEASE(IN_PROGRESS, FAILED, LEASE_HELD),
+    /**
+     * An operator settled a failed key (one that gave up, too) with a result of their own, for an
+     * external effect they reconciled: the key answers DUPLICATE with that result from now on.
+     */
+    SETTLE(FAILED, COMPLETED),
+    /** {@link #SETTLE} of a key whose lease expired. */
+    SETTLE_EXPIRED_LEASE(IN_PROGRESS, COMPLETED, LEASE_EXPIRED),
+    /**
+     * {@link #SETTLE} forced on a key whose lease runs on; its owner is fenced off and can no
+     * longer record a result of its own.
+     */
+    SETTLE_LIVE_LEASE(IN_PROGRESS, COMPLETED, LEASE_HELD),
+    /**
+     * {@link #SETTLE} of a key without a record (never claimed, rolled back, or purged): the record
+     * is inserted COMPLETED with the operator's result.
+     */
+    SETTLE_NEW(NO_RECORD, COMPLETED),
     /** A completed record past the retention deleted. */
     PURGE(COMPLETED, NO_RECORD, COMPLETED_BEFORE_RETENTION),
     /** A claim committed without {@code complete()} deleted once past the retention. */

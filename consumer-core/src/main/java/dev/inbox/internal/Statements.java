@@ -11,8 +11,13 @@ import static dev.inbox.internal.StateMachine.Transition.PURGE;
 import static dev.inbox.internal.StateMachine.Transition.PURGE_COMMITTED_WITHOUT_COMPLETE;
 import static dev.inbox.internal.StateMachine.Transition.RELEASE;
 import static dev.inbox.internal.StateMachine.Transition.RELEASE_EXPIRED_LEASE;
+import static dev.inbox.internal.StateMachine.Transition.RELEASE_LIVE_LEASE;
 import static dev.inbox.internal.StateMachine.Transition.RENEW;
 import static dev.inbox.internal.StateMachine.Transition.RETRY;
+import static dev.inbox.internal.StateMachine.Transition.SETTLE;
+import static dev.inbox.internal.StateMachine.Transition.SETTLE_EXPIRED_LEASE;
+import static dev.inbox.internal.StateMachine.Transition.SETTLE_LIVE_LEASE;
+import static dev.inbox.internal.StateMachine.Transition.SETTLE_NEW;
 import static dev.inbox.internal.StateMachine.Transition.STORE_RESULT;
 import static dev.inbox.internal.StateMachine.Transition.TAKE_OVER;
 
@@ -171,8 +176,70 @@ final class Statements {
   /** A lease extended by its owner, by fencing token: {@code RENEW}. */
   final String renewLease;
 
-  /** An operator's release: {@code RELEASE} or {@code RELEASE_EXPIRED_LEASE}. */
+  /**
+   * An operator's release, resetting the attempts and bumping the fencing token so that a late
+   * lease holder is fenced off: {@code RELEASE} or {@code RELEASE_EXPIRED_LEASE}. Parameters: scope
+   * and key. Returns the row as {@link #AUDIT_JSON}.
+   */
   final String release;
+
+  /** {@link #release} forced: also {@code RELEASE_LIVE_LEASE}. */
+  final String releaseForced;
+
+  /**
+   * An operator's settlement with a result, bumping the fencing token: {@code SETTLE} or {@code
+   * SETTLE_EXPIRED_LEASE}. Parameters: the result (four), scope and key. Returns the row as {@link
+   * #AUDIT_JSON}.
+   */
+  final String settle;
+
+  /** {@link #settle} forced: also {@code SETTLE_LIVE_LEASE}. */
+  final String settleForced;
+
+  /**
+   * An operator's settlement of a key without a record, inserted COMPLETED: {@code SETTLE_NEW}; a
+   * row committed meanwhile makes it do nothing. Parameters: scope, key, the result (four).
+   */
+  final String settleNew;
+
+  /**
+   * The key's row locked for an operator's change (waiting at most the transaction's lock_timeout
+   * for a claimant in flight), with whether its lease runs on and the row as {@link #AUDIT_JSON}.
+   */
+  final String lockForOperator;
+
+  /**
+   * One audit entry, at the database's now(). Parameters: actor, reason, action, forced, scope,
+   * key, the row before and after as JSON.
+   */
+  final String insertAudit;
+
+  /** A key's audit entries, oldest first. Parameters: scope and key. */
+  final String history;
+
+  /** Rows per scope and state, with expired leases and give-ups. Parameter: maxAttempts. */
+  final String countsPerScope;
+
+  /**
+   * The database's now(), the oldest lease, the table's size with its indexes, and the last purge.
+   */
+  final String overview;
+
+  /**
+   * One page of records after a cursor, ordered by the primary key, each filter skipped when null.
+   * Parameters: the cursor's scope and key, then scope, state, age as an interval and least
+   * attempts (each twice), then the page's size.
+   */
+  final String list;
+
+  /** The janitor's last run, upserted. Parameter: rows deleted. */
+  final String recordPurge;
+
+  /**
+   * How many rows {@link #purge} and {@link #purgeCommittedWithoutComplete} would delete now.
+   * Parameters: the retention, twice.
+   */
+  final String countExpired;
 
   final String find;
 
@@ -239,6 +306,51 @@ final class Statements {
         + " FROM unnest(?::text[], ?::bytea[]) AS u(k, f)"
         + " WHERE NOT EXISTS (SELECT 1 FROM seen WHERE seen.key = u.k) ORDER BY u.k"
         + INSERTED_AND_SEEN;
+  }
+
+  /**
+   * The row {@code r} as JSON for the audit trail: every column but the body, which may be large
+   * and is identified by its SHA-256.
+   */
+  static final String AUDIT_JSON = "to_jsonb(r) - 'result_body'";
+
+  /** A release's UPDATE under {@code guard}; see {@link #release}. */
+  private static String release(String table, String guard) {
+    return "UPDATE "
+        + table
+        + " AS r SET state = "
+        + RELEASE.toLiteral()
+        + ", attempts = 0, lease_owner = NULL, locked_until = NULL,"
+        + " fencing_token = r.fencing_token + 1, updated_at = now()"
+        + " WHERE scope = ? AND key = ? AND "
+        + guard
+        + " RETURNING "
+        + AUDIT_JSON
+        + " AS audit_json";
+  }
+
+  /** A settlement's UPDATE under {@code guard}; see {@link #settle}. */
+  private static String settle(String table, String guard) {
+    return "UPDATE "
+        + table
+        + " AS r SET state = "
+        + SETTLE.toLiteral()
+        + ", result_status = ?, result_headers = ?, result_body = ?, result_body_sha256 = ?,"
+        + " completed_at = now(), updated_at = now(), lease_owner = NULL, locked_until = NULL,"
+        + " fencing_token = r.fencing_token + 1"
+        + " WHERE scope = ? AND key = ? AND "
+        + guard
+        + " RETURNING "
+        + AUDIT_JSON
+        + " AS audit_json";
+  }
+
+  /**
+   * {@code "schema"."table_suffix"}: a table beside the inbox table, named as the migrations name
+   * it.
+   */
+  private static String besideTable(InboxSettings settings, String suffix) {
+    return '"' + settings.schema() + "\".\"" + settings.table() + suffix + '"';
   }
 
   Statements(InboxSettings settings) {
@@ -346,14 +458,95 @@ final class Statements {
             + " AND key = ? AND fencing_token = ? AND "
             + RENEW.guard()
             + " RETURNING locked_until";
-    release =
-        "UPDATE "
+    release = release(table, StateMachine.anyOf(RELEASE, RELEASE_EXPIRED_LEASE));
+    releaseForced =
+        release(table, StateMachine.anyOf(RELEASE, RELEASE_EXPIRED_LEASE, RELEASE_LIVE_LEASE));
+    settle = settle(table, StateMachine.anyOf(SETTLE, SETTLE_EXPIRED_LEASE));
+    settleForced =
+        settle(table, StateMachine.anyOf(SETTLE, SETTLE_EXPIRED_LEASE, SETTLE_LIVE_LEASE));
+    settleNew =
+        "INSERT INTO "
             + table
-            + " AS r SET state = "
-            + RELEASE.toLiteral()
-            + ", attempts = 0, lease_owner = NULL, locked_until = NULL, updated_at = now()"
-            + " WHERE scope = ? AND key = ? AND "
-            + StateMachine.anyOf(RELEASE, RELEASE_EXPIRED_LEASE);
+            + " AS r (scope, key, state, attempts, fencing_token, result_status, result_headers,"
+            + " result_body, result_body_sha256, created_at, updated_at, completed_at)"
+            + " VALUES (?, ?, "
+            + SETTLE_NEW.toLiteral()
+            + ", 0, 1, ?, ?, ?, ?, now(), now(), now()) ON CONFLICT "
+            + SETTLE_NEW.guard()
+            + " DO NOTHING RETURNING "
+            + AUDIT_JSON
+            + " AS audit_json";
+    lockForOperator =
+        "SELECT "
+            + COLUMNS
+            + ", "
+            + StateMachine.LEASE_LIVE
+            + " AS lease_live, "
+            + AUDIT_JSON
+            + " AS audit_json FROM "
+            + table
+            + " AS r WHERE scope = ? AND key = ? FOR UPDATE";
+    String audit = besideTable(settings, "_audit");
+    insertAudit =
+        "INSERT INTO "
+            + audit
+            + " (at, actor, reason, action, forced, scope, key, before, after)"
+            + " VALUES (now(), ?, ?, ?, ?, ?, ?, ?::jsonb, ?::jsonb)";
+    history =
+        "SELECT id, at, actor, reason, action, forced, before::text AS before,"
+            + " after::text AS after FROM "
+            + audit
+            + " WHERE scope = ? AND key = ? ORDER BY id";
+    countsPerScope =
+        "SELECT scope, state, count(*) AS total,"
+            + " count(*) FILTER (WHERE "
+            + StateMachine.Condition.LEASE_EXPIRED.sql()
+            + ") AS expired_leases,"
+            + " count(*) FILTER (WHERE attempts >= ? AND (state = 'FAILED' OR "
+            + StateMachine.Condition.LEASE_EXPIRED.sql()
+            + ")) AS gave_up"
+            + " FROM "
+            + table
+            + " AS r GROUP BY scope, state ORDER BY scope, state";
+    list =
+        "SELECT "
+            + COLUMNS
+            + " FROM "
+            + table
+            + " AS r WHERE (scope, key) > (?, ?)"
+            + " AND (?::text IS NULL OR scope = ?::text)"
+            + " AND (?::text IS NULL OR state = ?::text)"
+            + " AND (?::interval IS NULL OR created_at < now() - ?::interval)"
+            + " AND (?::integer IS NULL OR attempts >= ?::integer)"
+            + " ORDER BY scope, key LIMIT ?";
+    String purges = besideTable(settings, "_purges");
+    overview =
+        "SELECT now() AS db_now,"
+            + " (SELECT min(created_at) FROM "
+            + table
+            + " WHERE state = 'IN_PROGRESS' AND locked_until IS NOT NULL) AS oldest_lease,"
+            + " pg_total_relation_size('"
+            + table.replace("'", "''")
+            + "') AS table_bytes, p.last_run_at, p.last_deleted"
+            + " FROM (VALUES (1)) AS v LEFT JOIN "
+            + purges
+            + " AS p ON p.id = 1";
+    recordPurge =
+        "INSERT INTO "
+            + purges
+            + " AS p (id, last_run_at, last_deleted) VALUES (1, now(), ?) ON CONFLICT (id)"
+            + " DO UPDATE SET last_run_at = EXCLUDED.last_run_at,"
+            + " last_deleted = EXCLUDED.last_deleted";
+    countExpired =
+        "SELECT (SELECT count(*) FROM "
+            + table
+            + " AS r WHERE "
+            + PURGE.guard()
+            + ") + (SELECT count(*) FROM "
+            + table
+            + " AS r WHERE "
+            + PURGE_COMMITTED_WITHOUT_COMPLETE.guard()
+            + ") AS expired";
     find = "SELECT " + COLUMNS + " FROM " + table + " WHERE scope = ? AND key = ?";
     purge =
         "DELETE FROM "

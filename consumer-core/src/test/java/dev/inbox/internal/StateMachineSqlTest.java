@@ -6,6 +6,7 @@ import static dev.inbox.RecordState.IN_PROGRESS;
 import static dev.inbox.internal.StateMachine.Condition.BELOW_MAX_ATTEMPTS;
 import static dev.inbox.internal.StateMachine.Condition.COMPLETED_BEFORE_RETENTION;
 import static dev.inbox.internal.StateMachine.Condition.LEASE_EXPIRED;
+import static dev.inbox.internal.StateMachine.Condition.LEASE_HELD;
 import static dev.inbox.internal.StateMachine.Condition.NO_LEASE;
 import static dev.inbox.internal.StateMachine.Condition.WRITTEN_BEFORE_RETENTION;
 import static dev.inbox.internal.StateMachine.NO_RECORD;
@@ -58,7 +59,7 @@ class StateMachineSqlTest {
   /** A key's row before the statement: its state, and the conditions that hold for it. */
   private enum Situation {
     NONE(NO_RECORD, 0, null, null),
-    LEASE_LIVE(IN_PROGRESS, 1, "1 hour", "1 minute", BELOW_MAX_ATTEMPTS),
+    LEASE_LIVE(IN_PROGRESS, 1, "1 hour", "1 minute", LEASE_HELD, BELOW_MAX_ATTEMPTS),
     LEASE_EXPIRED_PAST_RETENTION(
         IN_PROGRESS,
         1,
@@ -252,16 +253,49 @@ class StateMachineSqlTest {
             Transition.COUNT_FAILURE,
             Transition.COUNT_FAILURE_AGAIN,
             Transition.COUNT_FAILURE_OF_EXPIRED_LEASE));
+    Binder byKey =
+        (c, ps) -> {
+          ps.setString(1, SCOPE);
+          ps.setString(2, KEY);
+        };
     writes.add(
         new Write(
-            "release",
-            sql.release,
+            "release", sql.release, byKey, Transition.RELEASE, Transition.RELEASE_EXPIRED_LEASE));
+    writes.add(
+        new Write(
+            "releaseForced",
+            sql.releaseForced,
+            byKey,
+            Transition.RELEASE,
+            Transition.RELEASE_EXPIRED_LEASE,
+            Transition.RELEASE_LIVE_LEASE));
+    Binder settlement =
+        (c, ps) -> {
+          Rows.setResult(c, ps, 1, RESULT);
+          ps.setString(5, SCOPE);
+          ps.setString(6, KEY);
+        };
+    writes.add(
+        new Write(
+            "settle", sql.settle, settlement, Transition.SETTLE, Transition.SETTLE_EXPIRED_LEASE));
+    writes.add(
+        new Write(
+            "settleForced",
+            sql.settleForced,
+            settlement,
+            Transition.SETTLE,
+            Transition.SETTLE_EXPIRED_LEASE,
+            Transition.SETTLE_LIVE_LEASE));
+    writes.add(
+        new Write(
+            "settleNew",
+            sql.settleNew,
             (c, ps) -> {
               ps.setString(1, SCOPE);
               ps.setString(2, KEY);
+              Rows.setResult(c, ps, 3, RESULT);
             },
-            Transition.RELEASE,
-            Transition.RELEASE_EXPIRED_LEASE));
+            Transition.SETTLE_NEW));
     Binder purge =
         (c, ps) -> {
           ps.setString(1, RETENTION.toString());

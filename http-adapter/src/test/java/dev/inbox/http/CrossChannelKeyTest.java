@@ -3,10 +3,13 @@ package dev.inbox.http;
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.inbox.AdminAction;
 import dev.inbox.BatchFailurePolicy;
 import dev.inbox.BatchItem;
 import dev.inbox.ItemResult;
 import dev.inbox.ItemStatus;
+import dev.inbox.SettleResult;
+import dev.inbox.StoredResult;
 import dev.inbox.internal.Fingerprints;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -14,6 +17,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -72,5 +76,31 @@ class CrossChannelKeyTest extends FilterTestBase {
 
     assertThat(consume("K")).isEqualTo(ItemStatus.DUPLICATE);
     assertThat(effects.count()).as("effect rows").isEqualTo(1);
+  }
+
+  @Test
+  void a_key_an_operator_settled_replays_the_operators_result_over_http_and_for_a_consumer()
+      throws Exception {
+    StoredResult reconciled =
+        StoredResult.of(
+            201,
+            Map.of("Content-Type", List.of("application/json")),
+            "{\"payment\":\"pay_1\",\"reconciled\":true}".getBytes(UTF_8));
+    assertThat(
+            inbox
+                .admin()
+                .settle(
+                    SCOPE, "K", reconciled, AdminAction.of("alice", "provider confirmed pay_1")))
+        .isEqualTo(SettleResult.SETTLED);
+
+    HttpResponse<String> retry = post("K");
+    assertThat(retry.statusCode()).as(retry.body()).isEqualTo(201);
+    assertThat(retry.body()).isEqualTo("{\"payment\":\"pay_1\",\"reconciled\":true}");
+    assertThat(retry.headers().firstValue("Idempotent-Replayed")).contains("true");
+    assertThat(retry.headers().firstValue("Content-Type"))
+        .hasValueSatisfying(type -> assertThat(type).startsWith("application/json"));
+
+    assertThat(consume("K")).isEqualTo(ItemStatus.DUPLICATE);
+    assertThat(effects.count()).as("effect rows: the handler never ran").isZero();
   }
 }
