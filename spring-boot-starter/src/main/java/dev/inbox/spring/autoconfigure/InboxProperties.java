@@ -48,6 +48,25 @@ public class InboxProperties {
 
   private final Migration migration = new Migration();
 
+  private final Listeners listeners = new Listeners();
+
+  /** The inbox under @KafkaListener and @RabbitListener methods. */
+  public static class Listeners {
+    /**
+     * Whether to claim each message's key inside every @KafkaListener and @RabbitListener method's
+     * transaction. While on, a listener method that is not @Transactional fails the startup.
+     */
+    private boolean enabled = true;
+
+    public boolean isEnabled() {
+      return enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+      this.enabled = enabled;
+    }
+  }
+
   private final Health health = new Health();
 
   /** The Actuator health indicator "inbox". */
@@ -196,6 +215,10 @@ public class InboxProperties {
 
   public Migration getMigration() {
     return migration;
+  }
+
+  public Listeners getListeners() {
+    return listeners;
   }
 
   public Health getHealth() {

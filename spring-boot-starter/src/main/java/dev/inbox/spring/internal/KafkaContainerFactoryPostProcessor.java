@@ -3,6 +3,7 @@ package dev.inbox.spring.internal;
 import dev.inbox.NonRetryableException;
 import dev.inbox.kafka.KeyExtractor;
 import java.util.function.Supplier;
+import org.springframework.beans.DirectFieldAccessor;
 import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.kafka.config.AbstractKafkaListenerContainerFactory;
 import org.springframework.kafka.listener.BatchInterceptor;
@@ -30,10 +31,12 @@ public final class KafkaContainerFactoryPostProcessor implements BeanPostProcess
   public Object postProcessAfterInitialization(Object bean, String beanName) {
     if (bean instanceof AbstractKafkaListenerContainerFactory factory) {
       KafkaDeliveryInterceptor ours = new KafkaDeliveryInterceptor(keys.get());
-      RecordInterceptor records = factory.getRecordInterceptor();
+      // Spring Kafka 4 has public getters for these; 3.3 (Boot 3.5) has only the private fields.
+      DirectFieldAccessor fields = new DirectFieldAccessor(factory);
+      RecordInterceptor records = (RecordInterceptor) fields.getPropertyValue("recordInterceptor");
       factory.setRecordInterceptor(
           records == null ? ours : new CompositeRecordInterceptor(ours, records));
-      BatchInterceptor batches = factory.getBatchInterceptor();
+      BatchInterceptor batches = (BatchInterceptor) fields.getPropertyValue("batchInterceptor");
       factory.setBatchInterceptor(
           batches == null ? ours : new CompositeBatchInterceptor(ours, batches));
     }

@@ -58,13 +58,6 @@ class InboxAutoConfigurationTest {
   @Test
   void health_indicator_hears_the_janitor_rounds() throws Exception {
     assertThat(context.containsBean("inboxHealthIndicator")).isTrue();
-    System.err.println(
-        "DEBUG listener "
-            + inbox.settings().listener()
-            + " interval "
-            + inbox.settings().janitorInterval()
-            + " health "
-            + health);
     Await.until(
         "the janitor's first round reaches the health indicator",
         Duration.ofSeconds(30),

@@ -1,0 +1,109 @@
+package dev.inbox.spring.internal;
+
+import com.rabbitmq.client.Channel;
+import dev.inbox.InboxKeys;
+import dev.inbox.internal.Fingerprints;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The messages a Spring AMQP container hands to a listener: the key is the {@code messageId}
+ * property, else the {@code idempotency-key} header read as an HTTP Idempotency-Key (the
+ * rabbit-adapter's rule), the scope is the queue, and the body is fingerprinted.
+ */
+final class RabbitDelivery implements Delivery {
+  static final String KEY_HEADER = "idempotency-key";
+
+  private final Channel channel;
+  private final List<org.springframework.amqp.core.Message> amqpMessages;
+  private final boolean batch;
+
+  RabbitDelivery(
+      Channel channel, List<org.springframework.amqp.core.Message> amqpMessages, boolean batch) {
+    this.channel = channel;
+    this.amqpMessages = amqpMessages;
+    this.batch = batch;
+  }
+
+  @Override
+  public String scope() {
+    String queue = amqpMessages.get(0).getMessageProperties().getConsumerQueue();
+    if (queue == null) {
+      throw new IllegalStateException(
+          "the inbox's scope for a @RabbitListener is its queue, and the container named none,"
+              + " which indicates a bug");
+    }
+    return queue;
+  }
+
+  @Override
+  public List<Delivery.Message> messages() {
+    List<Delivery.Message> messages = new ArrayList<>(amqpMessages.size());
+    for (org.springframework.amqp.core.Message message : amqpMessages) {
+      messages.add(message(message));
+    }
+    return messages;
+  }
+
+  private static Delivery.Message message(org.springframework.amqp.core.Message message) {
+    byte[] fingerprint = Fingerprints.ofMessage(message.getBody());
+    String messageId = message.getMessageProperties().getMessageId();
+    if (messageId != null) {
+      return Delivery.Message.of(messageId, fingerprint);
+    }
+    Object header = message.getMessageProperties().getHeader(KEY_HEADER);
+    if (header == null) {
+      return Delivery.Message.invalid(
+          "the message has neither a messageId nor an '" + KEY_HEADER + "' header");
+    }
+    try {
+      return Delivery.Message.of(
+          InboxKeys.fromIdempotencyKeyHeader(header.toString()), fingerprint);
+    } catch (RuntimeException e) {
+      return Delivery.Message.invalid(String.valueOf(e.getMessage()));
+    }
+  }
+
+  @Override
+  public boolean batch() {
+    return batch;
+  }
+
+  /** A RabbitMQ batch has no partial acknowledgement: the whole batch fails with the cause. */
+  @Override
+  public RuntimeException failedAt(int index, RuntimeException cause) {
+    return cause;
+  }
+
+  @Override
+  public int failedIndex(Throwable failure, int[] deliveryIndexOfArgument) {
+    return -1;
+  }
+
+  @Override
+  public Throwable renumbered(Throwable failure, int[] deliveryIndexOfArgument) {
+    return failure;
+  }
+
+  /**
+   * A listener that takes the {@link Channel} acknowledges itself (manual ack mode): the inbox
+   * acknowledges the duplicates it did not pass to it. Otherwise the container does.
+   */
+  @Override
+  public void acknowledgeSkipped(Object[] listenerArguments) {
+    for (Object argument : listenerArguments) {
+      if (argument instanceof Channel) {
+        try {
+          for (org.springframework.amqp.core.Message message : amqpMessages) {
+            channel.basicAck(message.getMessageProperties().getDeliveryTag(), false);
+          }
+        } catch (IOException e) {
+          throw new UncheckedIOException("could not acknowledge a duplicate", e);
+        }
+        return;
+      }
+    }
+  }
+}

@@ -1,0 +1,202 @@
+package dev.inbox.spring.rabbit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.inbox.ClaimOutcome;
+import dev.inbox.Inbox;
+import dev.inbox.spring.ClaimCounter;
+import dev.inbox.spring.TestApplication;
+import dev.inbox.testing.Await;
+import dev.inbox.testing.TestRabbit;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+import org.springframework.amqp.core.Message;
+import org.springframework.amqp.core.MessageBuilder;
+import org.springframework.amqp.core.Queue;
+import org.springframework.amqp.rabbit.core.RabbitTemplate;
+import org.springframework.amqp.rabbit.retry.MessageRecoverer;
+import org.springframework.amqp.rabbit.retry.RepublishMessageRecoverer;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+
+/**
+ * The inbox under plain {@code @RabbitListener} methods in Spring AMQP's own containers, against
+ * the real RabbitMQ and PostgreSQL, with Boot's listener retry and a {@code
+ * RepublishMessageRecoverer}.
+ */
+@SpringBootTest(
+    classes = {TestApplication.class, RabbitListeners.class, RabbitListenerTest.Topology.class},
+    properties = {
+      "inbox.schema=boot_rabbit",
+      "inbox.max-attempts=3",
+      "spring.rabbitmq.listener.simple.retry.enabled=true",
+      "spring.rabbitmq.listener.simple.retry.max-attempts=10", // Boot 3
+      "spring.rabbitmq.listener.simple.retry.max-retries=9", // Boot 4
+      "spring.rabbitmq.listener.simple.retry.initial-interval=10ms"
+    })
+class RabbitListenerTest {
+  private static final String PAYMENTS = TestRabbit.newQueueName("boot-payments");
+  private static final String STORM = TestRabbit.newQueueName("boot-storm");
+  private static final String POISON = TestRabbit.newQueueName("boot-poison");
+  private static final String DEAD_LETTERS = TestRabbit.newQueueName("boot-dead");
+
+  @DynamicPropertySource
+  static void services(DynamicPropertyRegistry registry) {
+    TestApplication.database(registry);
+    // Boot reads the virtual host of an address as it is, so "%2F" is passed decoded.
+    URI amqp = URI.create(TestRabbit.shared().uri());
+    String[] credentials = amqp.getUserInfo().split(":", 2);
+    registry.add("spring.rabbitmq.host", amqp::getHost);
+    registry.add("spring.rabbitmq.port", () -> amqp.getPort() < 0 ? 5672 : amqp.getPort());
+    registry.add("spring.rabbitmq.username", () -> credentials[0]);
+    registry.add("spring.rabbitmq.password", () -> credentials[1]);
+    registry.add(
+        "spring.rabbitmq.virtual-host",
+        () ->
+            amqp.getPath() == null || amqp.getPath().length() <= 1
+                ? "/"
+                : amqp.getPath().substring(1));
+    registry.add("test.queue.payments", () -> PAYMENTS);
+    registry.add("test.queue.storm", () -> STORM);
+    registry.add("test.queue.poison", () -> POISON);
+  }
+
+  /** The queues, auto-deleted with the test's connection, and a dead-letter queue. */
+  @Configuration(proxyBeanMethods = false)
+  static class Topology {
+    @Bean
+    Queue payments() {
+      return new Queue(PAYMENTS, false, false, true);
+    }
+
+    @Bean
+    Queue storm() {
+      return new Queue(STORM, false, false, true);
+    }
+
+    @Bean
+    Queue poison() {
+      return new Queue(POISON, false, false, true);
+    }
+
+    @Bean
+    Queue deadLetters() {
+      return new Queue(DEAD_LETTERS, false, false, true);
+    }
+
+    @Bean
+    MessageRecoverer republishToDeadLetters(RabbitTemplate template) {
+      return new RepublishMessageRecoverer(template, "", DEAD_LETTERS);
+    }
+
+    @Bean
+    ClaimCounter claimCounter() {
+      return new ClaimCounter();
+    }
+  }
+
+  @Autowired RabbitTemplate rabbit;
+  @Autowired RabbitListeners listeners;
+  @Autowired ClaimCounter claims;
+  @Autowired JdbcTemplate jdbc;
+  @Autowired Inbox inbox;
+
+  @Test
+  void writes_commit_with_the_key_and_redeliveries_are_acknowledged_without_a_call()
+      throws Exception {
+    List<String> keys = keys(3);
+    for (int round = 0; round < 2; round++) {
+      for (String key : keys) {
+        send(PAYMENTS, key);
+      }
+    }
+    awaitClaims(PAYMENTS, 6);
+    for (String key : keys) {
+      assertThat(effects("payments", key)).as("effects of %s", key).isEqualTo(1);
+    }
+    assertThat(listeners.calls("payments")).isEqualTo(3);
+    assertThat(claims.count(PAYMENTS, ClaimOutcome.DUPLICATE)).isEqualTo(3);
+    Await.until(
+        "every message of " + PAYMENTS + " is acknowledged",
+        Duration.ofSeconds(30),
+        () ->
+            rabbit.execute(channel -> channel.queueDeclarePassive(PAYMENTS)).getMessageCount()
+                == 0);
+  }
+
+  @Test
+  void thirty_two_messages_with_one_key_on_eight_consumers_take_effect_once() throws Exception {
+    String key = UUID.randomUUID().toString();
+    for (int i = 0; i < 32; i++) {
+      send(STORM, key);
+    }
+    awaitClaims(STORM, 32);
+    assertThat(effects("storm", key)).isEqualTo(1);
+    assertThat(listeners.calls("storm")).isEqualTo(1);
+  }
+
+  @Test
+  void a_failing_message_is_tried_max_attempts_times_then_republished_by_the_recoverer()
+      throws Exception {
+    String key = UUID.randomUUID().toString();
+    send(POISON, key);
+    Message dead = rabbit.receive(DEAD_LETTERS, 60_000);
+    assertThat(dead).isNotNull();
+    assertThat(dead.getMessageProperties().getMessageId()).isEqualTo(key);
+    assertThat(String.valueOf(dead.getMessageProperties().getHeaders().get("x-exception-message")))
+        .contains("gave up after 3 failed attempts");
+    assertThat(listeners.calls("poison")).isEqualTo(3);
+    assertThat(effects("poison", key)).isZero();
+    assertThat(inbox.admin().find(POISON, key).orElseThrow().attempts()).isEqualTo(3);
+  }
+
+  private static List<String> keys(int count) {
+    List<String> keys = new ArrayList<>();
+    for (int i = 0; i < count; i++) {
+      keys.add(UUID.randomUUID().toString());
+    }
+    return keys;
+  }
+
+  private void send(String queue, String key) {
+    rabbit.send(
+        "",
+        queue,
+        MessageBuilder.withBody(key.getBytes(StandardCharsets.UTF_8))
+            .setContentType("text/plain")
+            .setMessageId(key)
+            .build());
+  }
+
+  /** Until that many claims (new, duplicate, or any other answer) were made on the queue. */
+  private void awaitClaims(String queue, int count) throws Exception {
+    Await.until(
+        count + " claims on " + queue,
+        Duration.ofSeconds(90),
+        () -> {
+          int total = 0;
+          for (ClaimOutcome outcome : ClaimOutcome.values()) {
+            total += claims.count(queue, outcome);
+          }
+          return total >= count;
+        });
+  }
+
+  private int effects(String listener, String key) {
+    return jdbc.queryForObject(
+        "SELECT count(*) FROM boot_rabbit.effects WHERE listener = ? AND key = ?",
+        Integer.class,
+        listener,
+        key);
+  }
+}

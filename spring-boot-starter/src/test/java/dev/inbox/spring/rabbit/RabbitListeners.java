@@ -1,0 +1,51 @@
+package dev.inbox.spring.rabbit;
+
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.springframework.amqp.rabbit.annotation.RabbitListener;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.stereotype.Component;
+import org.springframework.transaction.annotation.Transactional;
+
+/** Plain {@code @RabbitListener} methods with {@code @Transactional}, counting their calls. */
+@Component
+public class RabbitListeners {
+  final JdbcTemplate jdbc;
+  final Map<String, AtomicInteger> calls = new ConcurrentHashMap<>();
+
+  public RabbitListeners(JdbcTemplate jdbc) {
+    this.jdbc = jdbc;
+    jdbc.execute("CREATE SCHEMA IF NOT EXISTS boot_rabbit");
+    jdbc.execute("CREATE TABLE IF NOT EXISTS boot_rabbit.effects (listener text, key text)");
+  }
+
+  @Transactional
+  @RabbitListener(queues = "${test.queue.payments}")
+  public void onPayment(String payload) {
+    effect("payments", payload);
+  }
+
+  @Transactional
+  @RabbitListener(queues = "${test.queue.storm}", concurrency = "8")
+  public void onStorm(String payload) {
+    effect("storm", payload);
+  }
+
+  @Transactional
+  @RabbitListener(queues = "${test.queue.poison}")
+  public void onPoison(String payload) {
+    effect("poison", payload);
+    throw new IllegalStateException("payment " + payload + " cannot be booked");
+  }
+
+  private void effect(String listener, String payload) {
+    calls.computeIfAbsent(listener, l -> new AtomicInteger()).incrementAndGet();
+    jdbc.update("INSERT INTO boot_rabbit.effects (listener, key) VALUES (?, ?)", listener, payload);
+  }
+
+  int calls(String listener) {
+    AtomicInteger count = calls.get(listener);
+    return count == null ? 0 : count.get();
+  }
+}
