@@ -7,12 +7,10 @@ import dev.inbox.KeyPage;
 import dev.inbox.KeyReport;
 import dev.inbox.RecordState;
 import dev.inbox.StoredResult;
-import java.nio.ByteBuffer;
-import java.nio.charset.CharacterCodingException;
-import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Base64;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
@@ -129,17 +127,10 @@ final class Views {
         .done();
   }
 
+  /** The bytes as text when they are valid UTF-8 (decoding them back gives the same bytes). */
   private static String utf8(byte[] bytes) {
-    try {
-      return StandardCharsets.UTF_8
-          .newDecoder()
-          .onMalformedInput(CodingErrorAction.REPORT)
-          .onUnmappableCharacter(CodingErrorAction.REPORT)
-          .decode(ByteBuffer.wrap(bytes))
-          .toString();
-    } catch (CharacterCodingException e) {
-      return null;
-    }
+    String text = new String(bytes, StandardCharsets.UTF_8);
+    return Arrays.equals(text.getBytes(StandardCharsets.UTF_8), bytes) ? text : null;
   }
 
   private static String base64(byte[] bytes) {

@@ -5,11 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.inbox.spring.TestApplication;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.context.ApplicationContext;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
 
 /**
  * Without {@code management.endpoints.web.exposure.include}, {@code /actuator/inbox} is not there.
@@ -18,21 +15,13 @@ import org.springframework.test.context.DynamicPropertySource;
     classes = {TestApplication.class, OpenSecurity.class},
     webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
     properties = "inbox.schema=boot_actuator")
-class InboxEndpointExposureTest {
-
-  @DynamicPropertySource
-  static void database(DynamicPropertyRegistry registry) {
-    TestApplication.database(registry);
-  }
+class InboxEndpointExposureTest extends ServerTest {
 
   @Autowired ApplicationContext context;
 
-  @Value("${local.server.port}")
-  int port;
-
   @Test
   void the_endpoint_is_not_exposed_over_http_by_default() {
-    EndpointClient client = new EndpointClient(port);
+    EndpointClient client = client();
 
     assertThat(client.get("/actuator").body()).contains("health").doesNotContain("inbox");
     assertThat(client.get("/actuator/inbox").status()).isEqualTo(404);

@@ -5,13 +5,10 @@ import static dev.inbox.spring.actuate.EndpointClient.newScope;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.inbox.AuditEntry;
-import dev.inbox.Inbox;
 import dev.inbox.RecordState;
 import dev.inbox.spring.TestApplication;
 import java.util.List;
 import org.junit.jupiter.api.Test;
-import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -19,8 +16,6 @@ import org.springframework.http.HttpMethod;
 import org.springframework.security.config.Customizer;
 import org.springframework.security.config.annotation.web.builders.HttpSecurity;
 import org.springframework.security.web.SecurityFilterChain;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
 
 /**
  * With Spring Security, the README's rules: reads open, writes for role OPS over HTTP Basic. The
@@ -36,21 +31,11 @@ import org.springframework.test.context.DynamicPropertySource;
       "spring.security.user.password=s3cret",
       "spring.security.user.roles=OPS"
     })
-class InboxEndpointSecurityTest {
-
-  @DynamicPropertySource
-  static void database(DynamicPropertyRegistry registry) {
-    TestApplication.database(registry);
-  }
-
-  @Autowired Inbox inbox;
-
-  @Value("${local.server.port}")
-  int port;
+class InboxEndpointSecurityTest extends ServerTest {
 
   @Test
   void an_unauthenticated_write_is_refused_and_an_authorised_one_is_audited_as_the_principal() {
-    EndpointClient client = new EndpointClient(port);
+    EndpointClient client = client();
     String scope = newScope();
     failedKey(inbox, scope, "k");
     String release = "/actuator/inbox/" + scope + "/k/release";

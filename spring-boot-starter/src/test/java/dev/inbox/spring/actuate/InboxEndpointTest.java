@@ -7,7 +7,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.inbox.AuditEntry;
 import dev.inbox.Claim;
-import dev.inbox.Inbox;
 import dev.inbox.InboxRecord;
 import dev.inbox.RecordState;
 import dev.inbox.StoredResult;
@@ -18,11 +17,7 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
 
 /**
  * {@code /actuator/inbox} over real HTTP on a real server and PostgreSQL, without an authenticated
@@ -37,25 +32,15 @@ import org.springframework.test.context.DynamicPropertySource;
       "management.endpoints.web.exposure.include=health,inbox",
       "management.endpoint.inbox.actor=on-call-fallback"
     })
-class InboxEndpointTest {
+class InboxEndpointTest extends ServerTest {
   private static final String REASON = "INC-42: the provider says it was never charged";
-
-  @DynamicPropertySource
-  static void database(DynamicPropertyRegistry registry) {
-    TestApplication.database(registry);
-  }
-
-  @Autowired Inbox inbox;
-
-  @Value("${local.server.port}")
-  int port;
 
   EndpointClient client;
   String scope;
 
   @BeforeEach
   void setUp() {
-    client = new EndpointClient(port);
+    client = client();
     scope = newScope();
   }
 
