@@ -3,7 +3,7 @@ package dev.inbox;
 import java.time.Instant;
 
 /**
- * One row of the inbox table, as {@link Inbox#find} returns it for operators.
+ * One row of the inbox table, as {@link InboxAdmin#find} returns it for operators.
  *
  * @param scope who owns the key
  * @param key the message id or Idempotency-Key

@@ -1,6 +1,6 @@
 package dev.inbox;
 
-/** What {@link Inbox#release} did. */
+/** What {@link InboxAdmin#release} did. */
 public enum ReleaseResult {
   /** The key was {@code FAILED} (or gave up); its attempts were reset and the next claim is NEW. */
   RELEASED,

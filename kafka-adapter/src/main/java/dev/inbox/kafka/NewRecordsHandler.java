@@ -12,9 +12,10 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
  *
  * <p>If it throws, its writes are rolled back and it is called again with one record at a time, in
  * offset order, so that only the failing record is retried (or dead-lettered, when it throws {@link
- * NonRetryableException} or runs out of attempts) and no later record of its partition takes effect
- * before it. It must therefore be correct for any run of the new records, and have no effects
- * outside the transaction. See {@link dev.inbox.BatchHandler#setBased}, which it is built on.
+ * dev.inbox.NonRetryableException} or runs out of attempts) and no later record of its partition
+ * takes effect before it. It must therefore be correct for any run of the new records, and have no
+ * effects outside the transaction. See {@link dev.inbox.BatchHandler#setBased}, which it is built
+ * on.
  */
 @FunctionalInterface
 public interface NewRecordsHandler<K, V> {
