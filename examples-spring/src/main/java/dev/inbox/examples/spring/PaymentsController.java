@@ -51,7 +51,7 @@ public class PaymentsController {
   }
 
   @GetMapping("/accounts/{account}")
-  public Balance balance(@PathVariable String account) {
+  public Balance balance(@PathVariable("account") String account) {
     Long balance = payments.balance(account);
     if (balance == null) {
       throw new ResponseStatusException(HttpStatus.NOT_FOUND, "no account " + account);

@@ -78,6 +78,29 @@ class SameKeyOverHttpAndKafkaTest {
     assertThat(rows(id)).isEqualTo(1);
     assertThat(channel(id)).isEqualTo("http");
     assertThat(balances(account)).containsExactly(Map.entry(account, 250L));
+    HttpResponse<String> balance =
+        http.send(
+            HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/accounts/" + account))
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+    assertThat(balance.statusCode()).isEqualTo(200);
+    assertThat(balance.body()).contains("\"balanceCents\":250");
+  }
+
+  @Test
+  void an_amount_with_a_fraction_of_a_cent_is_refused_and_nothing_is_written() throws Exception {
+    String id = "fraction-" + UUID.randomUUID();
+    HttpResponse<String> answer =
+        http.send(
+            HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/payments"))
+                .header("Idempotency-Key", id)
+                .header("Content-Type", "application/json")
+                .POST(
+                    HttpRequest.BodyPublishers.ofString("{\"account\":\"a\",\"amountCents\":1.5}"))
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+    assertThat(answer.statusCode()).isEqualTo(400);
+    assertThat(rows(id)).isZero();
   }
 
   @Test
