@@ -9,19 +9,15 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.function.BooleanSupplier;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.OffsetSpec;
-import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.PartitionInfo;
-import org.apache.kafka.common.TopicPartition;
 import org.springframework.amqp.core.AmqpAdmin;
 import org.springframework.amqp.core.MessageBuilder;
 import org.springframework.amqp.rabbit.core.RabbitTemplate;
@@ -244,26 +240,12 @@ class Demo implements ApplicationRunner, ExitCodeGenerator {
 
   private boolean kafkaCaughtUp() {
     try (Admin admin = Admin.create(kafkaAdmin.getConfigurationProperties())) {
-      Map<TopicPartition, OffsetAndMetadata> committed =
-          admin.listConsumerGroupOffsets(properties.name()).partitionsToOffsetAndMetadata().get();
-      Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
-      for (PartitionInfo partition : kafka.partitionsFor(properties.name())) {
-        latest.put(
-            new TopicPartition(partition.topic(), partition.partition()), OffsetSpec.latest());
-      }
-      var ends = admin.listOffsets(latest).all().get();
-      return ends.entrySet().stream()
-          .allMatch(
-              e -> {
-                OffsetAndMetadata done = committed.get(e.getKey());
-                long end = e.getValue().offset();
-                return end == 0 || (done != null && done.offset() >= end);
-              });
-    } catch (Exception e) {
-      if (e instanceof InterruptedException) {
-        Thread.currentThread().interrupt();
-      }
-      throw new IllegalStateException("cannot read the consumer group's offsets", e);
+      return ConsumerGroups.caughtUp(admin, properties.name(), properties.name());
+    } catch (ExecutionException e) {
+      throw new IllegalStateException("cannot read the consumer group's offsets", e.getCause());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted reading the consumer group's offsets", e);
     }
   }
 

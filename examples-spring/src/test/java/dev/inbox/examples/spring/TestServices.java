@@ -15,10 +15,6 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
-import org.apache.kafka.clients.admin.ListOffsetsResult.ListOffsetsResultInfo;
-import org.apache.kafka.clients.admin.OffsetSpec;
-import org.apache.kafka.clients.consumer.OffsetAndMetadata;
-import org.apache.kafka.common.TopicPartition;
 
 /**
  * Where the tests' payments service finds the tests' PostgreSQL, Kafka and RabbitMQ, as the Spring
@@ -64,63 +60,60 @@ final class TestServices {
 
   /** Rows in {@code payments} for one payment id. */
   static long rows(String paymentId) throws SQLException {
-    return count("SELECT count(*) FROM spring_payments.payments WHERE payment_id = ?", paymentId);
+    return query(
+        "SELECT count(*) FROM spring_payments.payments WHERE payment_id = ?",
+        paymentId,
+        rs -> rs.next() ? rs.getLong(1) : 0L);
   }
 
   /** Distinct payment ids that start with {@code prefix}. */
   static long distinctPayments(String prefix) throws SQLException {
-    return count(
+    return query(
         "SELECT count(DISTINCT payment_id) FROM spring_payments.payments"
             + " WHERE payment_id LIKE ? || '%'",
-        prefix);
+        prefix, rs -> rs.next() ? rs.getLong(1) : 0L);
   }
 
   /** Payment rows whose id starts with {@code prefix}. */
   static long paymentRows(String prefix) throws SQLException {
-    return count(
-        "SELECT count(*) FROM spring_payments.payments WHERE payment_id LIKE ? || '%'", prefix);
+    return query(
+        "SELECT count(*) FROM spring_payments.payments WHERE payment_id LIKE ? || '%'",
+        prefix, rs -> rs.next() ? rs.getLong(1) : 0L);
   }
 
-  /** The channel that applied a payment, or null. */
+  /** The channels that applied a payment, comma-separated, or null. */
   static String channel(String paymentId) throws SQLException {
-    try (Connection c = TestDatabase.shared().connect();
-        PreparedStatement ps =
-            c.prepareStatement(
-                "SELECT string_agg(channel, ',') FROM spring_payments.payments"
-                    + " WHERE payment_id = ?")) {
-      ps.setString(1, paymentId);
-      try (ResultSet rs = ps.executeQuery()) {
-        rs.next();
-        return rs.getString(1);
-      }
-    }
+    return query(
+        "SELECT string_agg(channel, ',') FROM spring_payments.payments WHERE payment_id = ?",
+        paymentId,
+        rs -> rs.next() ? rs.getString(1) : null);
   }
 
   /** The balances of the accounts whose ids start with {@code prefix}. */
   static Map<String, Long> balances(String prefix) throws SQLException {
-    Map<String, Long> balances = new HashMap<>();
-    try (Connection c = TestDatabase.shared().connect();
-        PreparedStatement ps =
-            c.prepareStatement(
-                "SELECT account_id, balance_cents FROM spring_payments.accounts"
-                    + " WHERE account_id LIKE ? || '%'")) {
-      ps.setString(1, prefix);
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          balances.put(rs.getString(1), rs.getLong(2));
-        }
-      }
-    }
-    return balances;
+    return query(
+        "SELECT account_id, balance_cents FROM spring_payments.accounts"
+            + " WHERE account_id LIKE ? || '%'",
+        prefix,
+        rs -> {
+          Map<String, Long> balances = new HashMap<>();
+          while (rs.next()) {
+            balances.put(rs.getString(1), rs.getLong(2));
+          }
+          return balances;
+        });
   }
 
-  private static long count(String sql, String parameter) throws SQLException {
+  private interface Rows<T> {
+    T read(ResultSet rs) throws SQLException;
+  }
+
+  private static <T> T query(String sql, String parameter, Rows<T> rows) throws SQLException {
     try (Connection c = TestDatabase.shared().connect();
         PreparedStatement ps = c.prepareStatement(sql)) {
       ps.setString(1, parameter);
       try (ResultSet rs = ps.executeQuery()) {
-        rs.next();
-        return rs.getLong(1);
+        return rows.read(rs);
       }
     }
   }
@@ -140,24 +133,7 @@ final class TestServices {
             Map.of(
                 AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG,
                 TestKafka.shared().bootstrapServers()))) {
-      Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
-      admin
-          .describeTopics(java.util.List.of(topic))
-          .allTopicNames()
-          .get()
-          .get(topic)
-          .partitions()
-          .forEach(p -> latest.put(new TopicPartition(topic, p.partition()), OffsetSpec.latest()));
-      Map<TopicPartition, ListOffsetsResultInfo> ends = admin.listOffsets(latest).all().get();
-      Map<TopicPartition, OffsetAndMetadata> committed =
-          admin.listConsumerGroupOffsets(topic).partitionsToOffsetAndMetadata().get();
-      return ends.entrySet().stream()
-          .allMatch(
-              e -> {
-                OffsetAndMetadata done = committed.get(e.getKey());
-                long end = e.getValue().offset();
-                return end == 0 || (done != null && done.offset() >= end);
-              });
+      return ConsumerGroups.caughtUp(admin, topic, topic);
     }
   }
 }
