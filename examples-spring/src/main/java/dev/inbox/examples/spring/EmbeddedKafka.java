@@ -2,6 +2,7 @@ package dev.inbox.examples.spring;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
 import java.net.ServerSocket;
@@ -101,25 +102,18 @@ final class EmbeddedKafka implements ApplicationContextInitializer<GenericApplic
       }
     }
 
-    private static Properties config(int port, int controllerPort, Path dir) {
-      Properties p = new Properties();
-      p.setProperty("process.roles", "broker,controller");
-      p.setProperty("node.id", "1");
-      p.setProperty("controller.quorum.voters", "1@127.0.0.1:" + controllerPort);
-      p.setProperty(
-          "listeners",
-          "PLAINTEXT://127.0.0.1:" + port + ",CONTROLLER://127.0.0.1:" + controllerPort);
-      p.setProperty("controller.listener.names", "CONTROLLER");
-      p.setProperty("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT");
-      p.setProperty("log.dirs", dir.resolve("logs").toString());
-      // One node: every internal topic has one replica.
-      p.setProperty("offsets.topic.replication.factor", "1");
-      p.setProperty("transaction.state.log.replication.factor", "1");
-      p.setProperty("transaction.state.log.min.isr", "1");
-      p.setProperty("share.coordinator.state.topic.replication.factor", "1");
-      p.setProperty("share.coordinator.state.topic.min.isr", "1");
-      p.setProperty("group.initial.rebalance.delay.ms", "0");
-      return p;
+    /** embedded-kafka.properties, with this broker's ports and directory. */
+    private static Properties config(int port, int controllerPort, Path dir) throws IOException {
+      Properties config = new Properties();
+      try (InputStream in = EmbeddedKafka.class.getResourceAsStream("/embedded-kafka.properties")) {
+        config.load(in);
+      }
+      String host = "127.0.0.1:";
+      config.setProperty("controller.quorum.voters", "1@" + host + controllerPort);
+      config.setProperty(
+          "listeners", "PLAINTEXT://" + host + port + ",CONTROLLER://" + host + controllerPort);
+      config.setProperty("log.dirs", dir.resolve("logs").toString());
+      return config;
     }
 
     private static void format(Path config) {
