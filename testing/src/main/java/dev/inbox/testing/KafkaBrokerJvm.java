@@ -14,11 +14,13 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.common.KafkaException;
@@ -27,13 +29,12 @@ import org.apache.kafka.common.KafkaException;
  * A real one-node KRaft broker (combined broker and controller) in a child JVM, on the jars of
  * Kafka {@code kafka-broker.version} that the module {@code inbox-testing-kafka-broker} lists, so
  * that the test JVM's kafka-clients, whichever version a build tests, never share a JVM with the
- * broker's own. Its data directory is a new temporary one; the child deletes it and halts when this
- * JVM closes the child's standard input, at exit, or dies.
+ * broker's own. Its data and output are in a new temporary directory, deleted when the broker
+ * stops: when this JVM exits, or dies, the child's standard input closes and the child halts.
  */
 final class KafkaBrokerJvm {
-  private static final String PACKAGE = "dev/inbox/testing/broker/";
   private static final String MAIN_CLASS = "dev.inbox.testing.broker.KafkaBrokerProcess";
-  private static final String CLASSPATH = PACKAGE + "kafka-broker.classpath";
+  private static final String CLASSPATH = "dev/inbox/testing/broker/kafka-broker.classpath";
 
   /** How long the broker may take to answer, on a busy machine. */
   private static final long READY_TIMEOUT_MS = 180_000;
@@ -66,12 +67,11 @@ final class KafkaBrokerJvm {
 
   private static String startOnce() {
     Path directory = null;
-    Path log = null;
     Process process = null;
     try {
       directory = Files.createTempDirectory("test-kafka-");
-      log = Files.createTempFile("test-kafka-", ".log");
-      log.toFile().deleteOnExit();
+      // In the directory, so that a child whose parent was killed deletes its output too.
+      Path log = directory.resolve("broker.log");
       int clientPort = freePort();
       int controllerPort = freePort();
       Path config = directory.resolve("server.properties");
@@ -94,18 +94,19 @@ final class KafkaBrokerJvm {
               .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
               .start();
       Process started = process;
-      Runtime.getRuntime().addShutdownHook(new Thread(() -> stop(started), "stop-test-kafka"));
+      Path dir = directory;
+      Runtime.getRuntime().addShutdownHook(new Thread(() -> stop(started, dir), "stop-test-kafka"));
       String bootstrapServers = "127.0.0.1:" + clientPort;
       awaitReady(process, bootstrapServers, log);
       return bootstrapServers;
     } catch (IOException e) {
       if (process != null) {
-        stop(process);
+        stop(process, directory);
       }
       throw new UncheckedIOException("could not start the tests' Kafka broker in " + directory, e);
     } catch (RuntimeException e) {
       if (process != null) {
-        stop(process);
+        stop(process, directory);
       }
       throw e;
     }
@@ -212,18 +213,29 @@ final class KafkaBrokerJvm {
     }
   }
 
-  /** Closes the child's standard input, which makes it delete its directory and halt. */
-  private static void stop(Process process) {
+  /**
+   * Closes the child's standard input, which makes it halt, and deletes its directory once it is
+   * gone (the child deletes it too, for a parent killed with kill -9, but races its broker's
+   * writes).
+   */
+  private static void stop(Process process, Path directory) {
     try {
       process.getOutputStream().close();
       if (!process.waitFor(30, TimeUnit.SECONDS)) {
-        process.destroyForcibly();
+        process.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
       }
     } catch (IOException e) {
       process.destroyForcibly();
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       process.destroyForcibly();
+    }
+    try (Stream<Path> files = Files.walk(directory)) {
+      for (Path file : files.sorted(Comparator.reverseOrder()).toList()) {
+        Files.deleteIfExists(file);
+      }
+    } catch (IOException e) {
+      // Left in the temporary directory.
     }
   }
 
