@@ -24,8 +24,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 import java.util.regex.Pattern;
-import org.apache.kafka.clients.consumer.CloseOptions;
-import org.apache.kafka.clients.consumer.CloseOptions.GroupMembershipOperation;
 import org.apache.kafka.clients.consumer.CommitFailedException;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -100,6 +98,7 @@ public final class InboxKafkaConsumer<K, V> implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(InboxKafkaConsumer.class);
 
   private final Consumer<byte[], byte[]> consumer;
+  private final ConsumerCloser closer;
   private final Producer<byte[], byte[]> ownedProducer;
   private final Collection<String> topics;
   private final Pattern topicPattern;
@@ -131,6 +130,7 @@ public final class InboxKafkaConsumer<K, V> implements AutoCloseable {
           "set a scope, or a group.id in the consumer properties to serve as the scope");
     }
     this.consumer = builder.consumerFactory.apply(properties);
+    this.closer = new ConsumerCloser(properties);
     this.topics = builder.topics;
     this.topicPattern = builder.topicPattern;
     this.typed = new TypedRecords<>(builder.keyDeserializer, builder.valueDeserializer);
@@ -431,12 +431,7 @@ public final class InboxKafkaConsumer<K, V> implements AutoCloseable {
       }
       // A loop stopped on a failure does not come back: even a static member leaves its group now,
       // instead of holding its partitions until its session times out.
-      consumer.close(
-          CloseOptions.timeout(Duration.ofSeconds(10))
-              .withGroupMembershipOperation(
-                  failed != null
-                      ? GroupMembershipOperation.LEAVE_GROUP
-                      : GroupMembershipOperation.DEFAULT));
+      closer.close(consumer, Duration.ofSeconds(10), failed != null);
     } catch (RuntimeException e) {
       log.warn("closing the Kafka consumer failed", e);
     }

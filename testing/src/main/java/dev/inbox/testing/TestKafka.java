@@ -16,9 +16,6 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
-import org.apache.kafka.common.test.KafkaClusterTestKit;
-import org.apache.kafka.common.test.TestKitNodes;
-import org.apache.kafka.common.utils.Exit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.testcontainers.kafka.KafkaContainer;
@@ -28,7 +25,8 @@ import org.testcontainers.kafka.KafkaContainer;
  *
  * <p>Found in this order: the bootstrap servers in the system property {@value #PROPERTY} or the
  * environment variable {@value #ENVIRONMENT}; then a Testcontainers Kafka when Docker is available;
- * then a real one-node KRaft cluster started in this JVM from Kafka's own test kit. Topics get
+ * then a real one-node KRaft broker in a child JVM on Kafka's own jars ({@link KafkaBrokerJvm}),
+ * which leaves this JVM's kafka-clients, whichever version the build tests, alone. Topics get
  * random names through {@link #newTopic}, so that runs never see each other's records.
  */
 public final class TestKafka {
@@ -75,54 +73,9 @@ public final class TestKafka {
       log.info("tests use a Testcontainers Kafka at {}", container.getBootstrapServers());
       return new TestKafka(container.getBootstrapServers());
     }
-    return new TestKafka(startInThisJvm());
-  }
-
-  private static String startInThisJvm() {
-    // The broker lives in the test JVM. Kafka halts its JVM on some fatal faults (a log directory
-    // gone, for one, which can happen while shutdown hooks delete temporary directories), and a
-    // halt with status 1 after the last test makes Maven report a passing fork as failed. Here a
-    // halt or exit request becomes a printed line instead: a broken broker fails the tests anyway.
-    Exit.setHaltProcedure(
-        (code, message) ->
-            System.err.println("the test Kafka broker asked to halt (" + code + "): " + message));
-    Exit.setExitProcedure(
-        (code, message) ->
-            System.err.println("the test Kafka broker asked to exit (" + code + "): " + message));
-    try {
-      KafkaClusterTestKit cluster =
-          new KafkaClusterTestKit.Builder(
-                  new TestKitNodes.Builder()
-                      .setCombined(true)
-                      .setNumBrokerNodes(1)
-                      .setNumControllerNodes(1)
-                      .build())
-              .setConfigProp("offsets.topic.replication.factor", "1")
-              .setConfigProp("offsets.topic.num.partitions", "4")
-              .setConfigProp("group.initial.rebalance.delay.ms", "0")
-              .setConfigProp("transaction.state.log.replication.factor", "1")
-              .setConfigProp("transaction.state.log.min.isr", "1")
-              .build();
-      cluster.format();
-      cluster.startup();
-      cluster.waitForReadyBrokers();
-      // The kit's threads are not daemons: without this hook the test JVM would never exit.
-      Runtime.getRuntime()
-          .addShutdownHook(
-              new Thread(
-                  () -> {
-                    try {
-                      cluster.close();
-                    } catch (Exception e) {
-                      log.warn("could not stop the test Kafka cluster", e);
-                    }
-                  },
-                  "stop-test-kafka"));
-      log.info("no Docker; tests use a KRaft broker in this JVM at {}", cluster.bootstrapServers());
-      return cluster.bootstrapServers();
-    } catch (Exception e) {
-      throw new IllegalStateException("could not start a KRaft broker for the tests", e);
-    }
+    String bootstrapServers = KafkaBrokerJvm.start();
+    log.info("no Docker; tests use a KRaft broker in a child JVM at {}", bootstrapServers);
+    return new TestKafka(bootstrapServers);
   }
 
   public String bootstrapServers() {

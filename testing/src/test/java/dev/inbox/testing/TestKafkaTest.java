@@ -1,6 +1,7 @@
 package dev.inbox.testing;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -24,6 +25,22 @@ class TestKafkaTest {
   private static final int ROUNDS = 10;
   private static final int RECORDS = 3_000;
   private static final int PARTITIONS = 4;
+
+  /**
+   * The broker runs in a JVM of its own: its classes are not on this JVM's class path, so the
+   * kafka-clients here are the only Kafka code the tests run on, whichever version a build tests.
+   */
+  @Test
+  void the_broker_answers_from_another_jvm_whose_classes_this_jvm_does_not_have() throws Exception {
+    String bootstrap = TestKafka.shared().bootstrapServers();
+    try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
+      assertThat(admin.describeCluster().nodes().get()).hasSize(1);
+    }
+    assertThatThrownBy(() -> Class.forName("kafka.Kafka"))
+        .isInstanceOf(ClassNotFoundException.class);
+    assertThatThrownBy(() -> Class.forName("kafka.server.KafkaRaftServer"))
+        .isInstanceOf(ClassNotFoundException.class);
+  }
 
   /**
    * Sends right after creating each topic, without waiting for its leaders, in many small batches,
