@@ -30,7 +30,10 @@ import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.kafka.config.ContainerPostProcessor;
 import org.springframework.kafka.core.KafkaTemplate;
+import org.springframework.kafka.listener.AbstractMessageListenerContainer;
+import org.springframework.kafka.listener.ContainerProperties.AckMode;
 import org.springframework.kafka.listener.DeadLetterPublishingRecoverer;
 import org.springframework.kafka.listener.DefaultErrorHandler;
 import org.springframework.test.context.DynamicPropertyRegistry;
@@ -60,6 +63,8 @@ class KafkaListenerTest {
   private static final String STORM = KAFKA.newTopic("boot-storm", 8);
   private static final String BATCH = KAFKA.newTopic("boot-batch", 1);
   private static final String POISON = KAFKA.newTopic("boot-poison", 1);
+  private static final String MANUAL = KAFKA.newTopic("boot-manual", 1);
+  private static final String MANUAL_IMMEDIATE = KAFKA.newTopic("boot-manual-immediate", 1);
 
   @DynamicPropertySource
   static void services(DynamicPropertyRegistry registry) {
@@ -70,6 +75,8 @@ class KafkaListenerTest {
     registry.add("test.topic.storm", () -> STORM);
     registry.add("test.topic.batch", () -> BATCH);
     registry.add("test.topic.poison", () -> POISON);
+    registry.add("test.topic.manual", () -> MANUAL);
+    registry.add("test.topic.manual-immediate", () -> MANUAL_IMMEDIATE);
   }
 
   /** What an application configures for failures: retries, then a dead-letter topic. */
@@ -81,6 +88,18 @@ class KafkaListenerTest {
           new DeadLetterPublishingRecoverer(
               template, (record, failure) -> new TopicPartition(DEAD_LETTERS, 0)),
           new FixedBackOff(0L, 9L));
+    }
+
+    @Bean
+    ContainerPostProcessor<Object, Object, AbstractMessageListenerContainer<Object, Object>>
+        manualAck() {
+      return container -> container.getContainerProperties().setAckMode(AckMode.MANUAL);
+    }
+
+    @Bean
+    ContainerPostProcessor<Object, Object, AbstractMessageListenerContainer<Object, Object>>
+        manualImmediateAck() {
+      return container -> container.getContainerProperties().setAckMode(AckMode.MANUAL_IMMEDIATE);
     }
   }
 
@@ -155,6 +174,32 @@ class KafkaListenerTest {
         .isEqualTo(DeliveryRejectedException.class.getName());
     InboxRecord record = inbox.admin().find("poison-listener", key).orElseThrow();
     assertThat(record.attempts()).isEqualTo(3);
+  }
+
+  @Test
+  void under_manual_ack_mode_duplicates_are_acknowledged_by_the_inbox_and_never_reach_the_listener()
+      throws Exception {
+    assertDuplicatesAcknowledged(MANUAL, "manual");
+  }
+
+  @Test
+  void under_manual_immediate_ack_mode_duplicates_are_acknowledged_too() throws Exception {
+    assertDuplicatesAcknowledged(MANUAL_IMMEDIATE, "manual-immediate");
+  }
+
+  /**
+   * Three keys, then the same three again: the last records are duplicates, so the group commits
+   * past them only when the inbox acknowledged them (the listener, which acknowledges its own
+   * records, is never called for them).
+   */
+  private void assertDuplicatesAcknowledged(String topic, String listener) throws Exception {
+    List<String> keys = keys(3);
+    sendEachTwice(topic, keys);
+    awaitCommitted(listener + "-listener", topic, 6);
+    for (String key : keys) {
+      assertThat(effects(listener, key)).as("effects of %s", key).isEqualTo(1);
+    }
+    assertThat(listeners.calls(listener)).isEqualTo(3);
   }
 
   private static List<String> keys(int count) {

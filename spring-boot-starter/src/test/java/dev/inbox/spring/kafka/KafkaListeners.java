@@ -7,6 +7,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.kafka.annotation.KafkaListener;
+import org.springframework.kafka.support.Acknowledgment;
 import org.springframework.stereotype.Component;
 import org.springframework.transaction.annotation.Transactional;
 
@@ -65,6 +66,30 @@ public class KafkaListeners {
     call("poison");
     jdbc.update("INSERT INTO boot_kafka.effects (listener, key) VALUES ('poison', ?)", payload);
     throw new IllegalStateException("payment " + payload + " cannot be booked");
+  }
+
+  /** Manual acknowledgement: the listener acknowledges its own records; the inbox, duplicates. */
+  @Transactional
+  @KafkaListener(
+      topics = "${test.topic.manual}",
+      groupId = "manual-listener",
+      containerPostProcessor = "manualAck")
+  public void onManual(String payload, Acknowledgment ack) {
+    call("manual");
+    jdbc.update("INSERT INTO boot_kafka.effects (listener, key) VALUES ('manual', ?)", payload);
+    ack.acknowledge();
+  }
+
+  @Transactional
+  @KafkaListener(
+      topics = "${test.topic.manual-immediate}",
+      groupId = "manual-immediate-listener",
+      containerPostProcessor = "manualImmediateAck")
+  public void onManualImmediate(String payload, Acknowledgment ack) {
+    call("manual-immediate");
+    jdbc.update(
+        "INSERT INTO boot_kafka.effects (listener, key) VALUES ('manual-immediate', ?)", payload);
+    ack.acknowledge();
   }
 
   private void call(String listener) {

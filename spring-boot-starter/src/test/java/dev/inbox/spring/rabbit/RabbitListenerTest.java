@@ -42,12 +42,15 @@ import org.springframework.test.context.DynamicPropertySource;
       "spring.rabbitmq.listener.simple.retry.enabled=true",
       "spring.rabbitmq.listener.simple.retry.max-attempts=10", // Boot 3
       "spring.rabbitmq.listener.simple.retry.max-retries=9", // Boot 4
-      "spring.rabbitmq.listener.simple.retry.initial-interval=10ms"
+      "spring.rabbitmq.listener.simple.retry.initial-interval=10ms",
+      // One unacknowledged message stops a consumer: a duplicate left unacknowledged would show.
+      "spring.rabbitmq.listener.simple.prefetch=1"
     })
 class RabbitListenerTest {
   private static final String PAYMENTS = TestRabbit.newQueueName("boot-payments");
   private static final String STORM = TestRabbit.newQueueName("boot-storm");
   private static final String POISON = TestRabbit.newQueueName("boot-poison");
+  private static final String MANUAL = TestRabbit.newQueueName("boot-manual");
   private static final String DEAD_LETTERS = TestRabbit.newQueueName("boot-dead");
 
   @DynamicPropertySource
@@ -69,6 +72,7 @@ class RabbitListenerTest {
     registry.add("test.queue.payments", () -> PAYMENTS);
     registry.add("test.queue.storm", () -> STORM);
     registry.add("test.queue.poison", () -> POISON);
+    registry.add("test.queue.manual", () -> MANUAL);
   }
 
   /** The queues, auto-deleted with the test's connection, and a dead-letter queue. */
@@ -87,6 +91,11 @@ class RabbitListenerTest {
     @Bean
     Queue poison() {
       return new Queue(POISON, false, false, true);
+    }
+
+    @Bean
+    Queue manual() {
+      return new Queue(MANUAL, false, false, true);
     }
 
     @Bean
@@ -158,6 +167,30 @@ class RabbitListenerTest {
     assertThat(listeners.calls("poison")).isEqualTo(3);
     assertThat(effects("poison", key)).isZero();
     assertThat(inbox.admin().find(POISON, key).orElseThrow().attempts()).isEqualTo(3);
+  }
+
+  @Test
+  void under_manual_ack_mode_duplicates_are_acknowledged_by_the_inbox_and_never_reach_the_listener()
+      throws Exception {
+    List<String> keys = keys(3);
+    for (int round = 0; round < 2; round++) {
+      for (String key : keys) {
+        send(MANUAL, key);
+      }
+    }
+    // With a prefetch of 1, the last message reaches the listener only once every duplicate
+    // before it was acknowledged.
+    String last = UUID.randomUUID().toString();
+    send(MANUAL, last);
+    awaitClaims(MANUAL, 7);
+    Await.until(
+        "the last message's effect", Duration.ofSeconds(60), () -> effects("manual", last) == 1);
+    for (String key : keys) {
+      assertThat(effects("manual", key)).as("effects of %s", key).isEqualTo(1);
+    }
+    assertThat(listeners.calls("manual")).isEqualTo(4);
+    assertThat(claims.count(MANUAL, ClaimOutcome.DUPLICATE)).isEqualTo(3);
+    assertThat(claims.count(MANUAL, ClaimOutcome.NEW)).isEqualTo(4);
   }
 
   private static List<String> keys(int count) {
