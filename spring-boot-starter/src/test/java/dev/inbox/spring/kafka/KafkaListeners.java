@@ -1,5 +1,6 @@
 package dev.inbox.spring.kafka;
 
+import dev.inbox.NonRetryableException;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -90,6 +91,17 @@ public class KafkaListeners {
     jdbc.update(
         "INSERT INTO boot_kafka.effects (listener, key) VALUES ('manual-immediate', ?)", payload);
     ack.acknowledge();
+  }
+
+  /** Refuses a payment its policy forbids, for good: no retry can change that. */
+  @Transactional
+  @KafkaListener(topics = "${test.topic.strict}", groupId = "strict-listener")
+  public void onStrict(String payload) {
+    call("strict");
+    jdbc.update("INSERT INTO boot_kafka.effects (listener, key) VALUES ('strict', ?)", payload);
+    if (payload.startsWith("refuse")) {
+      throw new NonRetryableException("payment " + payload + " is refused by policy");
+    }
   }
 
   private void call(String listener) {

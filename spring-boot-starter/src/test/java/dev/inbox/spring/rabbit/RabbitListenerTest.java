@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.inbox.ClaimOutcome;
 import dev.inbox.Inbox;
 import dev.inbox.spring.ClaimCounter;
+import dev.inbox.spring.InboxRepublishMessageRecoverer;
 import dev.inbox.spring.TestApplication;
 import dev.inbox.testing.Await;
 import dev.inbox.testing.TestRabbit;
@@ -13,6 +14,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
 import org.springframework.amqp.core.Message;
@@ -20,7 +22,6 @@ import org.springframework.amqp.core.MessageBuilder;
 import org.springframework.amqp.core.Queue;
 import org.springframework.amqp.rabbit.core.RabbitTemplate;
 import org.springframework.amqp.rabbit.retry.MessageRecoverer;
-import org.springframework.amqp.rabbit.retry.RepublishMessageRecoverer;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.context.annotation.Bean;
@@ -104,8 +105,8 @@ class RabbitListenerTest {
     }
 
     @Bean
-    MessageRecoverer republishToDeadLetters(RabbitTemplate template) {
-      return new RepublishMessageRecoverer(template, "", DEAD_LETTERS);
+    MessageRecoverer republishToDeadLetters(RabbitTemplate template, Inbox inbox) {
+      return new InboxRepublishMessageRecoverer(template, "", DEAD_LETTERS, inbox);
     }
 
     @Bean
@@ -167,6 +168,14 @@ class RabbitListenerTest {
     assertThat(listeners.calls("poison")).isEqualTo(3);
     assertThat(effects("poison", key)).isZero();
     assertThat(inbox.admin().find(POISON, key).orElseThrow().attempts()).isEqualTo(3);
+    Map<String, Object> headers = dead.getMessageProperties().getHeaders();
+    assertThat(headers)
+        .containsEntry("x-inbox-reason", "gave_up")
+        .containsEntry("x-inbox-attempts", 3)
+        .containsEntry("x-inbox-key", key)
+        .containsEntry("x-inbox-scope", POISON);
+    assertThat(String.valueOf(headers.get("x-inbox-detail")))
+        .contains("gave up after 3 failed attempts");
   }
 
   @Test
