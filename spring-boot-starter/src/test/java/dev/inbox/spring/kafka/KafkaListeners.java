@@ -76,9 +76,7 @@ public class KafkaListeners {
       groupId = "manual-listener",
       containerPostProcessor = "manualAck")
   public void onManual(String payload, Acknowledgment ack) {
-    call("manual");
-    jdbc.update("INSERT INTO boot_kafka.effects (listener, key) VALUES ('manual', ?)", payload);
-    ack.acknowledge();
+    effectThenAcknowledge("manual", payload, ack);
   }
 
   @Transactional
@@ -87,9 +85,12 @@ public class KafkaListeners {
       groupId = "manual-immediate-listener",
       containerPostProcessor = "manualImmediateAck")
   public void onManualImmediate(String payload, Acknowledgment ack) {
-    call("manual-immediate");
-    jdbc.update(
-        "INSERT INTO boot_kafka.effects (listener, key) VALUES ('manual-immediate', ?)", payload);
+    effectThenAcknowledge("manual-immediate", payload, ack);
+  }
+
+  private void effectThenAcknowledge(String listener, String payload, Acknowledgment ack) {
+    call(listener);
+    jdbc.update("INSERT INTO boot_kafka.effects (listener, key) VALUES (?, ?)", listener, payload);
     ack.acknowledge();
   }
 

@@ -125,11 +125,7 @@ class RabbitListenerTest {
   void writes_commit_with_the_key_and_redeliveries_are_acknowledged_without_a_call()
       throws Exception {
     List<String> keys = keys(3);
-    for (int round = 0; round < 2; round++) {
-      for (String key : keys) {
-        send(PAYMENTS, key);
-      }
-    }
+    sendEachTwice(PAYMENTS, keys);
     awaitClaims(PAYMENTS, 6);
     for (String key : keys) {
       assertThat(effects("payments", key)).as("effects of %s", key).isEqualTo(1);
@@ -182,11 +178,7 @@ class RabbitListenerTest {
   void under_manual_ack_mode_duplicates_are_acknowledged_by_the_inbox_and_never_reach_the_listener()
       throws Exception {
     List<String> keys = keys(3);
-    for (int round = 0; round < 2; round++) {
-      for (String key : keys) {
-        send(MANUAL, key);
-      }
-    }
+    sendEachTwice(MANUAL, keys);
     // With a prefetch of 1, the last message reaches the listener only once every duplicate
     // before it was acknowledged.
     String last = UUID.randomUUID().toString();
@@ -208,6 +200,15 @@ class RabbitListenerTest {
       keys.add(UUID.randomUUID().toString());
     }
     return keys;
+  }
+
+  /** Each key twice, the second time as a publisher's re-send. */
+  private void sendEachTwice(String queue, List<String> keys) {
+    for (int round = 0; round < 2; round++) {
+      for (String key : keys) {
+        send(queue, key);
+      }
+    }
   }
 
   private void send(String queue, String key) {

@@ -5,18 +5,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.net.URI;
 import java.net.http.HttpResponse;
 import java.util.UUID;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.springframework.http.ProblemDetail;
 
 /**
  * The refusals of an @Idempotent endpoint are Spring {@link ProblemDetail}s: read back by the
  * application's own converters, with every standard member and the filter's {@code rule}, in an
- * application that customises nothing (the starter renders them).
+ * application that customises nothing (the starter renders them). The 409 is checked in {@link
+ * IdempotentEndpointTest}, where a request is held in flight.
  */
 class IdempotentProblemDetailTest extends WebTestBase {
 
@@ -45,32 +41,6 @@ class IdempotentProblemDetailTest extends WebTestBase {
   }
 
   @Test
-  void a_key_in_flight_is_a_409_problem_detail_that_keeps_its_retry_after() throws Exception {
-    String key = UUID.randomUUID().toString();
-    String body = "pd-held-" + key;
-    WebTestApplication.entered = new CountDownLatch(1);
-    WebTestApplication.release = new CountDownLatch(1);
-    ExecutorService pool = Executors.newSingleThreadExecutor();
-    try {
-      Future<HttpResponse<String>> first = pool.submit(() -> client.post("/held", key, body));
-      assertThat(WebTestApplication.entered.await(30, TimeUnit.SECONDS)).isTrue();
-
-      HttpResponse<byte[]> during = client.postForBytes("/held", key, body);
-
-      ProblemDetail problem = assertProblemDetail(during, 409, "request-in-progress");
-      assertThat(problem.getInstance()).isEqualTo(URI.create("/held"));
-      assertThat(problem.getTitle()).isEqualTo("Conflict");
-      assertThat(during.headers().allValues("Retry-After")).containsExactly("1");
-      WebTestApplication.release.countDown();
-      assertThat(first.get(60, TimeUnit.SECONDS).statusCode()).isEqualTo(201);
-      assertEffects(body, 1);
-    } finally {
-      WebTestApplication.release.countDown();
-      pool.shutdownNow();
-    }
-  }
-
-  @Test
   void a_non_ascii_key_gets_a_problem_detail_in_well_formed_utf_8() throws Exception {
     String body = "pd-non-ascii-" + UUID.randomUUID();
     // "pay-é-ü-1" as UTF-8 bytes, as curl sends it; the container reads them as ISO-8859-1. (A
@@ -90,23 +60,5 @@ class IdempotentProblemDetailTest extends WebTestBase {
     assertThat(problem.getProperties()).containsEntry("rule", "idempotency-key-not-ascii");
     assertThat(problem.getInstance()).isEqualTo(URI.create("/pay"));
     assertEffects(body, 0);
-  }
-
-  /** Asserts what every refusal has, and returns the problem for the rest. */
-  ProblemDetail assertProblemDetail(HttpResponse<byte[]> response, int status, String rule)
-      throws Exception {
-    assertThat(response.statusCode()).isEqualTo(status);
-    assertThat(response.headers().allValues("Content-Type"))
-        .singleElement()
-        .asString()
-        .startsWith("application/problem+json");
-    ProblemDetail problem = problemDetail(response.body());
-    assertThat(problem.getType()).isEqualTo(URI.create("about:blank"));
-    assertThat(problem.getStatus()).isEqualTo(status);
-    assertThat(problem.getTitle()).isNotBlank();
-    assertThat(problem.getDetail()).isNotBlank();
-    assertThat(problem.getInstance()).isNotNull();
-    assertThat(problem.getProperties()).containsEntry("rule", rule);
-    return problem;
   }
 }

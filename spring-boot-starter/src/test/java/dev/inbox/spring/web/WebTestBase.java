@@ -1,9 +1,12 @@
 package dev.inbox.spring.web;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.inbox.Inbox;
 import dev.inbox.spring.TestApplication;
+import java.net.URI;
 import java.net.http.HttpResponse;
 import java.nio.ByteBuffer;
 import java.nio.charset.CodingErrorAction;
@@ -111,6 +114,24 @@ abstract class WebTestBase {
       }
     }
     throw new AssertionError("the application has no converter that reads a ProblemDetail");
+  }
+
+  /** Asserts what every refusal has, and returns the problem for the rest. */
+  ProblemDetail assertProblemDetail(HttpResponse<byte[]> response, int status, String rule)
+      throws Exception {
+    assertThat(response.statusCode()).isEqualTo(status);
+    assertThat(response.headers().allValues("Content-Type"))
+        .singleElement()
+        .asString()
+        .startsWith("application/problem+json");
+    ProblemDetail problem = problemDetail(response.body());
+    assertThat(problem.getType()).isEqualTo(URI.create("about:blank"));
+    assertThat(problem.getStatus()).isEqualTo(status);
+    assertThat(problem.getTitle()).isNotBlank();
+    assertThat(problem.getDetail()).isNotBlank();
+    assertThat(problem.getInstance()).isNotNull();
+    assertThat(problem.getProperties()).containsEntry("rule", rule);
+    return problem;
   }
 
   static JsonNode json(String body) throws Exception {
