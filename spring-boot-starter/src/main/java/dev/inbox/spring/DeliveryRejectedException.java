@@ -16,13 +16,23 @@ public class DeliveryRejectedException extends NonRetryableException {
   private final DeadLetterReason reason;
   private final String scope;
   private final String key;
+  private final int attempts;
 
   public DeliveryRejectedException(
       DeadLetterReason reason, String scope, String key, String message) {
+    this(reason, scope, key, 0, message);
+  }
+
+  /**
+   * @param attempts the attempts the inbox counted for the key (0 for a message without one)
+   */
+  public DeliveryRejectedException(
+      DeadLetterReason reason, String scope, String key, int attempts, String message) {
     super(message);
     this.reason = reason;
     this.scope = scope;
     this.key = key;
+    this.attempts = attempts;
   }
 
   /** Why: {@code GAVE_UP}, {@code MISMATCH} or {@code INVALID_KEY}. */
@@ -37,5 +47,10 @@ public class DeliveryRejectedException extends NonRetryableException {
   /** The key, or null when the message has no valid key. */
   public String key() {
     return key;
+  }
+
+  /** The attempts the inbox counted for the key: {@code x-inbox-attempts} of the dead letter. */
+  public int attempts() {
+    return attempts;
   }
 }

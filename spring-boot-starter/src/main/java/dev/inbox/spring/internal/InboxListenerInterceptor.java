@@ -141,6 +141,7 @@ public final class InboxListenerInterceptor implements MethodInterceptor {
         reason,
         claim.scope(),
         claim.key(),
+        claim.attempts(),
         "key '" + claim.key() + "' in scope '" + claim.scope() + "' " + what);
   }
 

@@ -19,9 +19,10 @@ import java.lang.annotation.Target;
  *   <li>A retry while the first request is still running waits for it up to {@code
  *       inbox.web.in-flight-wait}, then gets 409 with {@code Retry-After}.
  *   <li>The same key with a different request (method, path, query, content type or body) gets 422;
- *       a missing key (when {@link #keyRequired}) or a malformed one gets 400. Each of these is an
- *       RFC 9457 {@code application/problem+json} body whose {@code rule} member names the rule
- *       that failed.
+ *       a missing key (when {@link #keyRequired}) or a malformed one gets 400. Each of these is a
+ *       Spring {@code ProblemDetail} ({@code application/problem+json}) whose {@code rule} member
+ *       names the rule that failed, rendered from an {@link IdempotencyProblemException} by the
+ *       application's own {@code @ExceptionHandler} methods when one takes it.
  *   <li>A response with a 5xx status, or a method that throws, rolls its writes back and leaves the
  *       key free for a retry; 2xx, 301 to 303 and 4xx responses are stored.
  * </ul>

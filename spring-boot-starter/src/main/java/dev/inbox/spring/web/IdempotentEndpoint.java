@@ -13,12 +13,15 @@ import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.EnumSet;
+import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.http.HttpStatus;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.TransactionStatus;
+import org.springframework.web.method.HandlerMethod;
 import org.springframework.web.util.ContentCachingResponseWrapper;
 
 /**
@@ -36,6 +39,23 @@ import org.springframework.web.util.ContentCachingResponseWrapper;
 final class IdempotentEndpoint {
   private static final Logger log = LoggerFactory.getLogger(IdempotentEndpoint.class);
 
+  /**
+   * The outcomes the filter always answers with a problem of its own, rendered again as a Spring
+   * ProblemDetail. A RELEASED request is left as it is: its answer may be the method's own.
+   */
+  private static final Set<RequestOutcome> FILTER_PROBLEMS =
+      EnumSet.of(
+          RequestOutcome.CONFLICT,
+          RequestOutcome.MISMATCH,
+          RequestOutcome.MISSING_KEY,
+          RequestOutcome.INVALID_KEY,
+          RequestOutcome.INVALID_PATH,
+          RequestOutcome.NO_SCOPE,
+          RequestOutcome.TOO_LARGE,
+          RequestOutcome.GAVE_UP,
+          RequestOutcome.UNAVAILABLE,
+          RequestOutcome.ERROR);
+
   private final String name;
   private final IdempotencyFilter filter;
   private final boolean keyRequired;
@@ -45,6 +65,7 @@ final class IdempotentEndpoint {
   private final CallerTransactions callerTransactions;
   private final OutcomeRecorder outcomes;
   private final ProblemAnswers problems;
+  private final HandlerMethod handler;
   private final long retryAfterSeconds;
 
   IdempotentEndpoint(
@@ -57,6 +78,7 @@ final class IdempotentEndpoint {
       CallerTransactions callerTransactions,
       OutcomeRecorder outcomes,
       ProblemAnswers problems,
+      HandlerMethod handler,
       Duration retryAfter) {
     this.name = name;
     this.filter = filter;
@@ -67,6 +89,7 @@ final class IdempotentEndpoint {
     this.callerTransactions = callerTransactions;
     this.outcomes = outcomes;
     this.problems = problems;
+    this.handler = handler;
     this.retryAfterSeconds = Math.max(1, retryAfter.toSeconds());
   }
 
@@ -100,6 +123,9 @@ final class IdempotentEndpoint {
       throw e;
     }
     end(tx, outcome, request, held);
+    if (outcome != null && FILTER_PROBLEMS.contains(outcome)) {
+      problems.rerender(request, held, handler);
+    }
     held.copyBodyToResponse();
   }
 
@@ -165,7 +191,9 @@ final class IdempotentEndpoint {
             describedKey(request));
         held.reset();
         problems.send(
+            request,
             held,
+            handler,
             HttpStatus.INTERNAL_SERVER_ERROR,
             "transaction-rolled-back",
             "the request's transaction was marked rollback-only, so nothing was committed; retry"
@@ -190,7 +218,9 @@ final class IdempotentEndpoint {
         held.setHeader("Retry-After", Long.toString(retryAfterSeconds));
       }
       problems.send(
+          request,
           held,
+          handler,
           unavailable ? HttpStatus.SERVICE_UNAVAILABLE : HttpStatus.INTERNAL_SERVER_ERROR,
           "commit-failed",
           "the request's transaction could not be committed; retry with the same"

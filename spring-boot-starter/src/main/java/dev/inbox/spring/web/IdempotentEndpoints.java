@@ -187,6 +187,7 @@ final class IdempotentEndpoints implements SmartInitializingSingleton {
         callerTransactions,
         outcomes,
         problems,
+        handler,
         properties.getRetryAfter());
   }
 

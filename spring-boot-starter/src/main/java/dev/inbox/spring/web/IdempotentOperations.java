@@ -164,11 +164,13 @@ final class IdempotentOperations implements OperationCustomizer {
 
   private static ObjectSchema problemSchema() {
     ObjectSchema schema = new ObjectSchema();
-    schema.description("RFC 9457 problem details; 'rule' names the rule that failed");
+    schema.description(
+        "RFC 9457 problem details (a Spring ProblemDetail); 'rule' names the rule that failed");
     schema.addProperty("type", new StringSchema());
     schema.addProperty("title", new StringSchema());
     schema.addProperty("status", new IntegerSchema());
     schema.addProperty("detail", new StringSchema());
+    schema.addProperty("instance", new StringSchema().format("uri-reference"));
     schema.addProperty("rule", new StringSchema());
     return schema;
   }

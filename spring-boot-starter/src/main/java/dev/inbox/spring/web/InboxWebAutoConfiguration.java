@@ -8,6 +8,8 @@ import dev.inbox.http.spi.IdempotencyListener;
 import dev.inbox.spi.CallerTransactions;
 import dev.inbox.spring.autoconfigure.InboxAutoConfiguration;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.util.ArrayList;
+import java.util.List;
 import org.springdoc.core.customizers.OperationCustomizer;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
@@ -19,9 +21,15 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.MessageSource;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.annotation.AnnotationAwareOrderComparator;
+import org.springframework.util.function.SingletonSupplier;
 import org.springframework.web.servlet.DispatcherServlet;
+import org.springframework.web.servlet.HandlerExceptionResolver;
+import org.springframework.web.servlet.handler.HandlerExceptionResolverComposite;
+import org.springframework.web.servlet.mvc.method.annotation.ExceptionHandlerExceptionResolver;
 import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerAdapter;
 
 /**
@@ -52,6 +60,7 @@ public class InboxWebAutoConfiguration {
   @Bean
   IdempotentEndpoints inboxIdempotentEndpoints(
       ListableBeanFactory beans,
+      MessageSource messages,
       Inbox inbox,
       CallerTransactions callerTransactions,
       InboxWebProperties properties,
@@ -61,9 +70,36 @@ public class InboxWebAutoConfiguration {
         new OutcomeRecorder(listener.getIfUnique(() -> IdempotencyListener.NOOP));
     ProblemAnswers problems =
         new ProblemAnswers(
-            () -> beans.getBean(RequestMappingHandlerAdapter.class).getMessageConverters());
+            () -> beans.getBean(RequestMappingHandlerAdapter.class).getMessageConverters(),
+            SingletonSupplier.of(() -> exceptionHandlerResolvers(beans)),
+            messages);
     return new IdempotentEndpoints(
         beans, inbox, callerTransactions, properties, scopes, outcomes, problems);
+  }
+
+  /**
+   * The resolvers that run the application's {@code @ExceptionHandler} methods, in the order the
+   * {@code DispatcherServlet} asks them; the others (the default resolver's {@code sendError})
+   * would answer with the container's error page instead of a problem.
+   */
+  private static List<HandlerExceptionResolver> exceptionHandlerResolvers(
+      ListableBeanFactory beans) {
+    List<HandlerExceptionResolver> all =
+        new ArrayList<>(beans.getBeansOfType(HandlerExceptionResolver.class).values());
+    AnnotationAwareOrderComparator.sort(all);
+    List<HandlerExceptionResolver> found = new ArrayList<>();
+    for (HandlerExceptionResolver resolver : all) {
+      List<HandlerExceptionResolver> members =
+          resolver instanceof HandlerExceptionResolverComposite composite
+              ? composite.getExceptionResolvers()
+              : List.of(resolver);
+      for (HandlerExceptionResolver member : members) {
+        if (member instanceof ExceptionHandlerExceptionResolver) {
+          found.add(member);
+        }
+      }
+    }
+    return List.copyOf(found);
   }
 
   @Bean

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.inbox.Inbox;
 import dev.inbox.InboxRecord;
+import dev.inbox.NonRetryableException;
 import dev.inbox.spring.DeliveryRejectedException;
 import dev.inbox.spring.TestApplication;
 import dev.inbox.testing.Await;
@@ -30,7 +31,10 @@ import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.kafka.config.ContainerPostProcessor;
 import org.springframework.kafka.core.KafkaTemplate;
+import org.springframework.kafka.listener.AbstractMessageListenerContainer;
+import org.springframework.kafka.listener.ContainerProperties.AckMode;
 import org.springframework.kafka.listener.DeadLetterPublishingRecoverer;
 import org.springframework.kafka.listener.DefaultErrorHandler;
 import org.springframework.test.context.DynamicPropertyRegistry;
@@ -60,6 +64,9 @@ class KafkaListenerTest {
   private static final String STORM = KAFKA.newTopic("boot-storm", 8);
   private static final String BATCH = KAFKA.newTopic("boot-batch", 1);
   private static final String POISON = KAFKA.newTopic("boot-poison", 1);
+  private static final String STRICT = KAFKA.newTopic("boot-strict", 1);
+  private static final String MANUAL = KAFKA.newTopic("boot-manual", 1);
+  private static final String MANUAL_IMMEDIATE = KAFKA.newTopic("boot-manual-immediate", 1);
 
   @DynamicPropertySource
   static void services(DynamicPropertyRegistry registry) {
@@ -70,17 +77,36 @@ class KafkaListenerTest {
     registry.add("test.topic.storm", () -> STORM);
     registry.add("test.topic.batch", () -> BATCH);
     registry.add("test.topic.poison", () -> POISON);
+    registry.add("test.topic.manual", () -> MANUAL);
+    registry.add("test.topic.strict", () -> STRICT);
+    registry.add("test.topic.manual-immediate", () -> MANUAL_IMMEDIATE);
   }
 
   /** What an application configures for failures: retries, then a dead-letter topic. */
   @Configuration(proxyBeanMethods = false)
   static class ErrorHandling {
+    /** A bean, so that the starter adds the inbox's x-inbox-* headers to what it publishes. */
     @Bean
-    DefaultErrorHandler errorHandler(KafkaTemplate<Object, Object> template) {
-      return new DefaultErrorHandler(
-          new DeadLetterPublishingRecoverer(
-              template, (record, failure) -> new TopicPartition(DEAD_LETTERS, 0)),
-          new FixedBackOff(0L, 9L));
+    DeadLetterPublishingRecoverer deadLetters(KafkaTemplate<Object, Object> template) {
+      return new DeadLetterPublishingRecoverer(
+          template, (record, failure) -> new TopicPartition(DEAD_LETTERS, 0));
+    }
+
+    @Bean
+    DefaultErrorHandler errorHandler(DeadLetterPublishingRecoverer deadLetters) {
+      return new DefaultErrorHandler(deadLetters, new FixedBackOff(0L, 9L));
+    }
+
+    @Bean
+    ContainerPostProcessor<Object, Object, AbstractMessageListenerContainer<Object, Object>>
+        manualAck() {
+      return container -> container.getContainerProperties().setAckMode(AckMode.MANUAL);
+    }
+
+    @Bean
+    ContainerPostProcessor<Object, Object, AbstractMessageListenerContainer<Object, Object>>
+        manualImmediateAck() {
+      return container -> container.getContainerProperties().setAckMode(AckMode.MANUAL_IMMEDIATE);
     }
   }
 
@@ -155,6 +181,82 @@ class KafkaListenerTest {
         .isEqualTo(DeliveryRejectedException.class.getName());
     InboxRecord record = inbox.admin().find("poison-listener", key).orElseThrow();
     assertThat(record.attempts()).isEqualTo(3);
+    assertThat(header(dead, "x-inbox-reason")).isEqualTo("gave_up");
+    assertThat(header(dead, "x-inbox-attempts")).isEqualTo("3");
+    assertThat(header(dead, "x-inbox-key")).isEqualTo(key);
+    assertThat(header(dead, "x-inbox-scope")).isEqualTo("poison-listener");
+    assertThat(header(dead, "x-inbox-detail")).contains("gave up after 3 failed attempts");
+  }
+
+  @Test
+  void a_key_reused_with_another_payload_is_dead_lettered_at_once_as_a_mismatch() throws Exception {
+    String key = UUID.randomUUID().toString();
+    send(STRICT, null, key, "first-" + key);
+    send(STRICT, null, key, "second-" + key);
+    ConsumerRecord<String, String> dead = awaitDeadLetter(key);
+
+    assertThat(dead.value()).isEqualTo("second-" + key);
+    assertThat(header(dead, "x-inbox-reason")).isEqualTo("mismatch");
+    // The key's own count: its first record's one successful run.
+    assertThat(header(dead, "x-inbox-attempts")).isEqualTo("1");
+    assertThat(header(dead, "x-inbox-key")).isEqualTo(key);
+    assertThat(header(dead, "x-inbox-scope")).isEqualTo("strict-listener");
+    assertThat(dead.headers().lastHeader("x-inbox-exception-class")).isNull();
+    assertThat(effects("strict", "first-" + key)).isEqualTo(1);
+    assertThat(effects("strict", "second-" + key)).isZero();
+  }
+
+  @Test
+  void a_listeners_non_retryable_exception_is_dead_lettered_at_once_with_its_attempt()
+      throws Exception {
+    String key = UUID.randomUUID().toString();
+    send(STRICT, null, key, "refuse-" + key);
+    ConsumerRecord<String, String> dead = awaitDeadLetter(key);
+
+    assertThat(header(dead, "x-inbox-reason")).isEqualTo("non_retryable");
+    assertThat(header(dead, "x-inbox-attempts")).isEqualTo("1");
+    assertThat(header(dead, "x-inbox-key")).isEqualTo(key);
+    assertThat(header(dead, "x-inbox-scope")).isEqualTo("strict-listener");
+    assertThat(header(dead, "x-inbox-exception-class"))
+        .isEqualTo(NonRetryableException.class.getName());
+    assertThat(header(dead, "x-inbox-exception-message"))
+        .isEqualTo("payment refuse-" + key + " is refused by policy");
+    assertThat(effects("strict", "refuse-" + key)).isZero();
+    assertThat(inbox.admin().find("strict-listener", key).orElseThrow().attempts()).isEqualTo(1);
+  }
+
+  /** The one value of a header (a repeated x-inbox-* header would be a bug). */
+  private static String header(ConsumerRecord<String, String> record, String name) {
+    List<Header> all = new ArrayList<>();
+    record.headers().headers(name).forEach(all::add);
+    assertThat(all).as("headers %s", name).hasSize(1);
+    return new String(all.get(0).value(), StandardCharsets.UTF_8);
+  }
+
+  @Test
+  void under_manual_ack_mode_duplicates_are_acknowledged_by_the_inbox_and_never_reach_the_listener()
+      throws Exception {
+    assertDuplicatesAcknowledged(MANUAL, "manual");
+  }
+
+  @Test
+  void under_manual_immediate_ack_mode_duplicates_are_acknowledged_too() throws Exception {
+    assertDuplicatesAcknowledged(MANUAL_IMMEDIATE, "manual-immediate");
+  }
+
+  /**
+   * Three keys, then the same three again: the last records are duplicates, so the group commits
+   * past them only when the inbox acknowledged them (the listener, which acknowledges its own
+   * records, is never called for them).
+   */
+  private void assertDuplicatesAcknowledged(String topic, String listener) throws Exception {
+    List<String> keys = keys(3);
+    sendEachTwice(topic, keys);
+    awaitCommitted(listener + "-listener", topic, 6);
+    for (String key : keys) {
+      assertThat(effects(listener, key)).as("effects of %s", key).isEqualTo(1);
+    }
+    assertThat(listeners.calls(listener)).isEqualTo(3);
   }
 
   private static List<String> keys(int count) {

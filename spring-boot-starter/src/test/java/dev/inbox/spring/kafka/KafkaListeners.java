@@ -1,5 +1,6 @@
 package dev.inbox.spring.kafka;
 
+import dev.inbox.NonRetryableException;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -7,6 +8,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.kafka.annotation.KafkaListener;
+import org.springframework.kafka.support.Acknowledgment;
 import org.springframework.stereotype.Component;
 import org.springframework.transaction.annotation.Transactional;
 
@@ -65,6 +67,42 @@ public class KafkaListeners {
     call("poison");
     jdbc.update("INSERT INTO boot_kafka.effects (listener, key) VALUES ('poison', ?)", payload);
     throw new IllegalStateException("payment " + payload + " cannot be booked");
+  }
+
+  /** Manual acknowledgement: the listener acknowledges its own records; the inbox, duplicates. */
+  @Transactional
+  @KafkaListener(
+      topics = "${test.topic.manual}",
+      groupId = "manual-listener",
+      containerPostProcessor = "manualAck")
+  public void onManual(String payload, Acknowledgment ack) {
+    effectThenAcknowledge("manual", payload, ack);
+  }
+
+  @Transactional
+  @KafkaListener(
+      topics = "${test.topic.manual-immediate}",
+      groupId = "manual-immediate-listener",
+      containerPostProcessor = "manualImmediateAck")
+  public void onManualImmediate(String payload, Acknowledgment ack) {
+    effectThenAcknowledge("manual-immediate", payload, ack);
+  }
+
+  private void effectThenAcknowledge(String listener, String payload, Acknowledgment ack) {
+    call(listener);
+    jdbc.update("INSERT INTO boot_kafka.effects (listener, key) VALUES (?, ?)", listener, payload);
+    ack.acknowledge();
+  }
+
+  /** Refuses a payment its policy forbids, for good: no retry can change that. */
+  @Transactional
+  @KafkaListener(topics = "${test.topic.strict}", groupId = "strict-listener")
+  public void onStrict(String payload) {
+    call("strict");
+    jdbc.update("INSERT INTO boot_kafka.effects (listener, key) VALUES ('strict', ?)", payload);
+    if (payload.startsWith("refuse")) {
+      throw new NonRetryableException("payment " + payload + " is refused by policy");
+    }
   }
 
   private void call(String listener) {

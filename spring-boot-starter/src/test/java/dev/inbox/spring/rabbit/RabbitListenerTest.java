@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.inbox.ClaimOutcome;
 import dev.inbox.Inbox;
 import dev.inbox.spring.ClaimCounter;
+import dev.inbox.spring.InboxRepublishMessageRecoverer;
 import dev.inbox.spring.TestApplication;
 import dev.inbox.testing.Await;
 import dev.inbox.testing.TestRabbit;
@@ -13,6 +14,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
 import org.springframework.amqp.core.Message;
@@ -20,7 +22,6 @@ import org.springframework.amqp.core.MessageBuilder;
 import org.springframework.amqp.core.Queue;
 import org.springframework.amqp.rabbit.core.RabbitTemplate;
 import org.springframework.amqp.rabbit.retry.MessageRecoverer;
-import org.springframework.amqp.rabbit.retry.RepublishMessageRecoverer;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.context.annotation.Bean;
@@ -42,12 +43,15 @@ import org.springframework.test.context.DynamicPropertySource;
       "spring.rabbitmq.listener.simple.retry.enabled=true",
       "spring.rabbitmq.listener.simple.retry.max-attempts=10", // Boot 3
       "spring.rabbitmq.listener.simple.retry.max-retries=9", // Boot 4
-      "spring.rabbitmq.listener.simple.retry.initial-interval=10ms"
+      "spring.rabbitmq.listener.simple.retry.initial-interval=10ms",
+      // One unacknowledged message stops a consumer: a duplicate left unacknowledged would show.
+      "spring.rabbitmq.listener.simple.prefetch=1"
     })
 class RabbitListenerTest {
   private static final String PAYMENTS = TestRabbit.newQueueName("boot-payments");
   private static final String STORM = TestRabbit.newQueueName("boot-storm");
   private static final String POISON = TestRabbit.newQueueName("boot-poison");
+  private static final String MANUAL = TestRabbit.newQueueName("boot-manual");
   private static final String DEAD_LETTERS = TestRabbit.newQueueName("boot-dead");
 
   @DynamicPropertySource
@@ -69,6 +73,7 @@ class RabbitListenerTest {
     registry.add("test.queue.payments", () -> PAYMENTS);
     registry.add("test.queue.storm", () -> STORM);
     registry.add("test.queue.poison", () -> POISON);
+    registry.add("test.queue.manual", () -> MANUAL);
   }
 
   /** The queues, auto-deleted with the test's connection, and a dead-letter queue. */
@@ -90,13 +95,18 @@ class RabbitListenerTest {
     }
 
     @Bean
+    Queue manual() {
+      return new Queue(MANUAL, false, false, true);
+    }
+
+    @Bean
     Queue deadLetters() {
       return new Queue(DEAD_LETTERS, false, false, true);
     }
 
     @Bean
-    MessageRecoverer republishToDeadLetters(RabbitTemplate template) {
-      return new RepublishMessageRecoverer(template, "", DEAD_LETTERS);
+    MessageRecoverer republishToDeadLetters(RabbitTemplate template, Inbox inbox) {
+      return new InboxRepublishMessageRecoverer(template, "", DEAD_LETTERS, inbox);
     }
 
     @Bean
@@ -115,11 +125,7 @@ class RabbitListenerTest {
   void writes_commit_with_the_key_and_redeliveries_are_acknowledged_without_a_call()
       throws Exception {
     List<String> keys = keys(3);
-    for (int round = 0; round < 2; round++) {
-      for (String key : keys) {
-        send(PAYMENTS, key);
-      }
-    }
+    sendEachTwice(PAYMENTS, keys);
     awaitClaims(PAYMENTS, 6);
     for (String key : keys) {
       assertThat(effects("payments", key)).as("effects of %s", key).isEqualTo(1);
@@ -158,6 +164,34 @@ class RabbitListenerTest {
     assertThat(listeners.calls("poison")).isEqualTo(3);
     assertThat(effects("poison", key)).isZero();
     assertThat(inbox.admin().find(POISON, key).orElseThrow().attempts()).isEqualTo(3);
+    Map<String, Object> headers = dead.getMessageProperties().getHeaders();
+    assertThat(headers)
+        .containsEntry("x-inbox-reason", "gave_up")
+        .containsEntry("x-inbox-attempts", 3)
+        .containsEntry("x-inbox-key", key)
+        .containsEntry("x-inbox-scope", POISON);
+    assertThat(String.valueOf(headers.get("x-inbox-detail")))
+        .contains("gave up after 3 failed attempts");
+  }
+
+  @Test
+  void under_manual_ack_mode_duplicates_are_acknowledged_by_the_inbox_and_never_reach_the_listener()
+      throws Exception {
+    List<String> keys = keys(3);
+    sendEachTwice(MANUAL, keys);
+    // With a prefetch of 1, the last message reaches the listener only once every duplicate
+    // before it was acknowledged.
+    String last = UUID.randomUUID().toString();
+    send(MANUAL, last);
+    awaitClaims(MANUAL, 7);
+    Await.until(
+        "the last message's effect", Duration.ofSeconds(60), () -> effects("manual", last) == 1);
+    for (String key : keys) {
+      assertThat(effects("manual", key)).as("effects of %s", key).isEqualTo(1);
+    }
+    assertThat(listeners.calls("manual")).isEqualTo(4);
+    assertThat(claims.count(MANUAL, ClaimOutcome.DUPLICATE)).isEqualTo(3);
+    assertThat(claims.count(MANUAL, ClaimOutcome.NEW)).isEqualTo(4);
   }
 
   private static List<String> keys(int count) {
@@ -166,6 +200,15 @@ class RabbitListenerTest {
       keys.add(UUID.randomUUID().toString());
     }
     return keys;
+  }
+
+  /** Each key twice, the second time as a publisher's re-send. */
+  private void sendEachTwice(String queue, List<String> keys) {
+    for (int round = 0; round < 2; round++) {
+      for (String key : keys) {
+        send(queue, key);
+      }
+    }
   }
 
   private void send(String queue, String key) {

@@ -1,10 +1,14 @@
 package dev.inbox.spring.rabbit;
 
+import com.rabbitmq.client.Channel;
+import java.io.IOException;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.springframework.amqp.rabbit.annotation.RabbitListener;
+import org.springframework.amqp.support.AmqpHeaders;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.messaging.handler.annotation.Header;
 import org.springframework.stereotype.Component;
 import org.springframework.transaction.annotation.Transactional;
 
@@ -37,6 +41,16 @@ public class RabbitListeners {
   public void onPoison(String payload) {
     effect("poison", payload);
     throw new IllegalStateException("payment " + payload + " cannot be booked");
+  }
+
+  /** Manual acknowledgement: the listener acknowledges its own messages; the inbox, duplicates. */
+  @Transactional
+  @RabbitListener(queues = "${test.queue.manual}", ackMode = "MANUAL")
+  public void onManual(
+      String payload, Channel channel, @Header(AmqpHeaders.DELIVERY_TAG) long deliveryTag)
+      throws IOException {
+    effect("manual", payload);
+    channel.basicAck(deliveryTag, false);
   }
 
   private void effect(String listener, String payload) {

@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.inbox.ClaimOutcome;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.net.URI;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -19,6 +20,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.http.ProblemDetail;
 
 /**
  * @Idempotent endpoints over real HTTP, with their JdbcTemplate and JPA writes on PostgreSQL.
@@ -85,9 +87,11 @@ class IdempotentEndpointTest extends WebTestBase {
       Future<HttpResponse<String>> first = pool.submit(() -> client.post("/held", key, body));
       assertThat(WebTestApplication.entered.await(30, TimeUnit.SECONDS)).isTrue();
 
-      HttpResponse<String> during = client.post("/held", key, body);
-      assertProblem(during, 409, "request-in-progress");
-      assertThat(during.headers().firstValue("Retry-After")).hasValue("1");
+      HttpResponse<byte[]> during = client.postForBytes("/held", key, body);
+      ProblemDetail problem = assertProblemDetail(during, 409, "request-in-progress");
+      assertThat(problem.getTitle()).isEqualTo("Conflict");
+      assertThat(problem.getInstance()).isEqualTo(URI.create("/held"));
+      assertThat(during.headers().allValues("Retry-After")).containsExactly("1");
 
       WebTestApplication.release.countDown();
       assertThat(first.get(60, TimeUnit.SECONDS).statusCode()).isEqualTo(201);

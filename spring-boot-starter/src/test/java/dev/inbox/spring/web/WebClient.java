@@ -25,6 +25,15 @@ final class WebClient {
 
   /** POSTs a text body; a null key sends no Idempotency-Key, a null user no credentials. */
   HttpResponse<String> post(String path, String key, String body, String user) throws Exception {
+    return http.send(request(path, key, body, user), HttpResponse.BodyHandlers.ofString());
+  }
+
+  /** POSTs a text body and keeps the answer's bytes as they came, for charset checks. */
+  HttpResponse<byte[]> postForBytes(String path, String key, String body) throws Exception {
+    return http.send(request(path, key, body, null), HttpResponse.BodyHandlers.ofByteArray());
+  }
+
+  private HttpRequest request(String path, String key, String body, String user) {
     HttpRequest.Builder request =
         HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
             .timeout(Duration.ofSeconds(60))
@@ -36,7 +45,7 @@ final class WebClient {
     if (user != null) {
       request.header("Authorization", basic(user));
     }
-    return http.send(request.build(), HttpResponse.BodyHandlers.ofString());
+    return request.build();
   }
 
   HttpResponse<String> post(String path, String key, String body) throws Exception {

@@ -1,17 +1,28 @@
 package dev.inbox.spring.web;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.inbox.Inbox;
 import dev.inbox.spring.TestApplication;
+import java.net.URI;
 import java.net.http.HttpResponse;
+import java.nio.ByteBuffer;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.BeforeEach;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.http.MediaType;
+import org.springframework.http.ProblemDetail;
+import org.springframework.http.converter.HttpMessageConverter;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.mock.http.MockHttpInputMessage;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
+import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerAdapter;
 
 /**
  * A real server on a random port, on PostgreSQL, with JPA (so the transaction manager is a {@code
@@ -41,6 +52,7 @@ abstract class WebTestBase {
 
   @Autowired JdbcTemplate jdbc;
   @Autowired Inbox inbox;
+  @Autowired RequestMappingHandlerAdapter mvc;
 
   WebClient client;
 
@@ -79,6 +91,47 @@ abstract class WebTestBase {
         .as("JdbcTemplate rows")
         .isEqualTo(effects);
     org.assertj.core.api.Assertions.assertThat(jpaEffects(body)).as("JPA rows").isEqualTo(effects);
+  }
+
+  /**
+   * The body as the application's own message converters read a {@link ProblemDetail}, after
+   * checking that it is well-formed UTF-8 (a byte in another charset fails the test).
+   */
+  ProblemDetail problemDetail(byte[] body) throws Exception {
+    StandardCharsets.UTF_8
+        .newDecoder()
+        .onMalformedInput(CodingErrorAction.REPORT)
+        .onUnmappableCharacter(CodingErrorAction.REPORT)
+        .decode(ByteBuffer.wrap(body));
+    MockHttpInputMessage input = new MockHttpInputMessage(body);
+    input.getHeaders().setContentType(MediaType.APPLICATION_PROBLEM_JSON);
+    for (HttpMessageConverter<?> converter : mvc.getMessageConverters()) {
+      if (converter.canRead(ProblemDetail.class, MediaType.APPLICATION_PROBLEM_JSON)) {
+        @SuppressWarnings("unchecked")
+        HttpMessageConverter<ProblemDetail> reader =
+            (HttpMessageConverter<ProblemDetail>) converter;
+        return reader.read(ProblemDetail.class, input);
+      }
+    }
+    throw new AssertionError("the application has no converter that reads a ProblemDetail");
+  }
+
+  /** Asserts what every refusal has, and returns the problem for the rest. */
+  ProblemDetail assertProblemDetail(HttpResponse<byte[]> response, int status, String rule)
+      throws Exception {
+    assertThat(response.statusCode()).isEqualTo(status);
+    assertThat(response.headers().allValues("Content-Type"))
+        .singleElement()
+        .asString()
+        .startsWith("application/problem+json");
+    ProblemDetail problem = problemDetail(response.body());
+    assertThat(problem.getType()).isEqualTo(URI.create("about:blank"));
+    assertThat(problem.getStatus()).isEqualTo(status);
+    assertThat(problem.getTitle()).isNotBlank();
+    assertThat(problem.getDetail()).isNotBlank();
+    assertThat(problem.getInstance()).isNotNull();
+    assertThat(problem.getProperties()).containsEntry("rule", rule);
+    return problem;
   }
 
   static JsonNode json(String body) throws Exception {
