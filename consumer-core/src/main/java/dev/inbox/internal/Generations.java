@@ -234,7 +234,7 @@ final class Generations {
    * under PURGE's and PURGE_COMMITTED_WITHOUT_COMPLETE's guards negated. What stays never changes
    * again. Returns false when a row stayed locked past lockTimeout.
    */
-  private boolean carryOver(Connection connection, int generation, int write) throws SQLException {
+  boolean carryOver(Connection connection, int generation, int write) throws SQLException {
     connection.setAutoCommit(false);
     try (Statement st = connection.createStatement();
         PreparedStatement ps =
