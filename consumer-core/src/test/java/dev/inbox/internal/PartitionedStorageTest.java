@@ -3,19 +3,24 @@ package dev.inbox.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.inbox.AdminAction;
 import dev.inbox.BatchFailurePolicy;
 import dev.inbox.BatchItem;
 import dev.inbox.BatchResult;
 import dev.inbox.Claim;
 import dev.inbox.ClaimOutcome;
 import dev.inbox.Execution;
+import dev.inbox.HandlerFailedException;
 import dev.inbox.Inbox;
 import dev.inbox.InboxSchema;
 import dev.inbox.ItemResult;
 import dev.inbox.ItemStatus;
+import dev.inbox.SettleResult;
 import dev.inbox.Storage;
+import dev.inbox.StoredResult;
 import dev.inbox.TransientFailures;
 import dev.inbox.testing.Await;
+import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
@@ -328,5 +333,39 @@ class PartitionedStorageTest extends PartitionedTestSupport {
     assertThatThrownBy(() -> inbox(s -> s.storage(Storage.TABLE)))
         .isInstanceOf(IllegalStateException.class)
         .hasMessageContaining("storage(PARTITIONED)");
+  }
+  /**
+   * An operator's settle of a key without a record inserts it through the key guard into the write
+   * generation (its upsert names no conflict target there); a claim of it is then a duplicate in
+   * any generation, and a key settled in an older generation is settled in place.
+   */
+  @Test
+  void an_operator_settles_a_key_without_a_record_and_its_claim_is_a_duplicate() throws Exception {
+    Inbox inbox = inbox();
+    AdminAction action = AdminAction.of("ops", "INC-22: reconciled by hand");
+    StoredResult result = StoredResult.of(201, "reconciled".getBytes(StandardCharsets.UTF_8));
+    assertThat(inbox.admin().settle(SCOPE, "settled", result, action))
+        .isEqualTo(SettleResult.SETTLED);
+    assertThatThrownBy(
+            () ->
+                inbox.execute(
+                    SCOPE,
+                    "failed",
+                    tx -> {
+                      throw new IllegalStateException("the handler failed");
+                    }))
+        .isInstanceOf(HandlerFailedException.class);
+    assertThat(generations(inbox).rotate(true)).isTrue();
+    assertThat(inbox.admin().settle(SCOPE, "failed", result, action))
+        .isEqualTo(SettleResult.SETTLED);
+    assertThat(generationOf("settled")).isZero();
+    assertThat(generationOf("failed")).isZero();
+    for (String key : List.of("settled", "failed")) {
+      Execution run = executeWithEffect(inbox, key);
+      assertThat(run.outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
+      assertThat(run.storedResult()).contains(result);
+      assertThat(effects(key)).isZero();
+    }
+    assertThat(keysStoredTwice()).isZero();
   }
 }

@@ -5,9 +5,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.inbox.Inbox;
 import dev.inbox.InboxSettings;
+import dev.inbox.Storage;
 import dev.inbox.testing.EffectsTable;
 import dev.inbox.testing.TestDataSources;
 import dev.inbox.testing.TestDatabase;
+import dev.inbox.testing.TestStorage;
 import java.io.ByteArrayOutputStream;
 import java.io.OutputStream;
 import java.io.PrintStream;
@@ -71,6 +73,7 @@ abstract class FilterTestBase {
         .settings(
             InboxSettings.builder()
                 .schema(schema)
+                .storage(Storage.valueOf(TestStorage.name()))
                 .janitorInterval(Duration.ZERO)
                 .lockTimeout(lockTimeout)
                 .build())
