@@ -170,7 +170,7 @@ final class Generations {
         case ATTACHED -> {
           if (!lockersEnded(connection, partition(generation))) {
             log.warn(
-                "generation {} of {} is due for retirement, but a transaction that wrote into it"
+                "generation {} of {} is due for retirement, but a transaction that had it locked"
                     + " stayed open longer than lockTimeout ({}); retrying at the next pass",
                 generation,
                 parent,
@@ -181,25 +181,12 @@ final class Generations {
             return dropped;
           }
           dropped += rows(connection, generation);
-          try (Statement st = connection.createStatement()) {
-            st.execute(
-                "ALTER TABLE "
-                    + parent
-                    + " DETACH PARTITION "
-                    + partition(generation)
-                    + " CONCURRENTLY");
-          }
+          detach(connection, generation, "CONCURRENTLY");
           drop(connection, generation);
         }
         case PENDING_DETACH -> {
-          try (Statement st = connection.createStatement()) {
-            st.execute(
-                "ALTER TABLE "
-                    + parent
-                    + " DETACH PARTITION "
-                    + partition(generation)
-                    + " FINALIZE");
-          }
+          // A detach that a kill or a cancel interrupted in its second transaction.
+          detach(connection, generation, "FINALIZE");
           drop(connection, generation);
         }
         case DETACHED, MISSING -> drop(connection, generation);
@@ -268,6 +255,17 @@ final class Generations {
       throw e;
     } finally {
       connection.setAutoCommit(true);
+    }
+  }
+
+  /**
+   * {@code DETACH PARTITION ... CONCURRENTLY} (or {@code FINALIZE}): SHARE UPDATE EXCLUSIVE, which
+   * blocks no claim; it waits for the transactions that may still use the partition.
+   */
+  private void detach(Connection connection, int generation, String how) throws SQLException {
+    try (Statement st = connection.createStatement()) {
+      st.execute(
+          "ALTER TABLE " + parent + " DETACH PARTITION " + partition(generation) + " " + how);
     }
   }
 

@@ -71,4 +71,12 @@ final class PartitionedStatements {
         + " last_error, created_at, updated_at) ON CONFLICT "
         + CONFLICT_TARGET;
   }
+
+  /** The size of every partition with its indexes: a partitioned table itself has no storage. */
+  String tableBytes() {
+    return " (SELECT COALESCE(sum(pg_total_relation_size(i.inhrelid)), 0)::bigint"
+        + " FROM pg_catalog.pg_inherits i WHERE i.inhparent = '"
+        + table.replace("'", "''")
+        + "'::regclass)";
+  }
 }

@@ -538,9 +538,10 @@ final class Statements {
             + " (SELECT min(created_at) FROM "
             + table
             + " WHERE state = 'IN_PROGRESS' AND locked_until IS NOT NULL) AS oldest_lease,"
-            + " pg_total_relation_size('"
-            + table.replace("'", "''")
-            + "') AS table_bytes, p.last_run_at, p.last_deleted"
+            + (partitions == null
+                ? " pg_total_relation_size('" + table.replace("'", "''") + "')"
+                : partitions.tableBytes())
+            + " AS table_bytes, p.last_run_at, p.last_deleted"
             + " FROM (VALUES (1)) AS v LEFT JOIN "
             + purges
             + " AS p ON p.id = 1";

@@ -1,11 +1,9 @@
 package dev.inbox.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.inbox.ClaimOutcome;
 import dev.inbox.Execution;
-import dev.inbox.HandlerFailedException;
 import dev.inbox.Inbox;
 import dev.inbox.InboxRecord;
 import dev.inbox.InboxSchema;
@@ -40,15 +38,7 @@ class PartitionedMigrationTest extends PartitionedTestSupport {
       keys.add("before-" + i);
       assertThat(executeWithEffect(plain, "before-" + i).outcome()).isEqualTo(ClaimOutcome.NEW);
     }
-    assertThatThrownBy(
-            () ->
-                plain.execute(
-                    SCOPE,
-                    "failed",
-                    tx -> {
-                      throw new IllegalStateException("the handler failed");
-                    }))
-        .isInstanceOf(HandlerFailedException.class);
+    executeFailing(plain, "failed");
 
     List<String> ran = new CopyOnWriteArrayList<>();
     AtomicBoolean stop = new AtomicBoolean();

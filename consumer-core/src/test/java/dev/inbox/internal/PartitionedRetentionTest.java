@@ -7,7 +7,6 @@ import dev.inbox.BatchFailurePolicy;
 import dev.inbox.BatchItem;
 import dev.inbox.Claim;
 import dev.inbox.ClaimOutcome;
-import dev.inbox.HandlerFailedException;
 import dev.inbox.Inbox;
 import dev.inbox.InboxRecord;
 import dev.inbox.ItemStatus;
@@ -136,15 +135,7 @@ class PartitionedRetentionTest extends PartitionedTestSupport {
     Generations generations = generations(inbox);
     executeWithEffect(inbox, "old");
     executeWithEffect(inbox, "recent");
-    assertThatThrownBy(
-            () ->
-                inbox.execute(
-                    SCOPE,
-                    "failed",
-                    tx -> {
-                      throw new IllegalStateException("the handler failed");
-                    }))
-        .isInstanceOf(HandlerFailedException.class);
+    executeFailing(inbox, "failed");
     Claim leased = inbox.leases().claim(SCOPE, "leased", null);
     assertThat(leased.isNew()).isTrue();
     recordWrittenEarlier("old", RETENTION.plusHours(1));

@@ -10,7 +10,6 @@ import dev.inbox.BatchResult;
 import dev.inbox.Claim;
 import dev.inbox.ClaimOutcome;
 import dev.inbox.Execution;
-import dev.inbox.HandlerFailedException;
 import dev.inbox.Inbox;
 import dev.inbox.InboxSchema;
 import dev.inbox.ItemResult;
@@ -334,6 +333,7 @@ class PartitionedStorageTest extends PartitionedTestSupport {
         .isInstanceOf(IllegalStateException.class)
         .hasMessageContaining("storage(PARTITIONED)");
   }
+
   /**
    * An operator's settle of a key without a record inserts it through the key guard into the write
    * generation (its upsert names no conflict target there); a claim of it is then a duplicate in
@@ -346,15 +346,7 @@ class PartitionedStorageTest extends PartitionedTestSupport {
     StoredResult result = StoredResult.of(201, "reconciled".getBytes(StandardCharsets.UTF_8));
     assertThat(inbox.admin().settle(SCOPE, "settled", result, action))
         .isEqualTo(SettleResult.SETTLED);
-    assertThatThrownBy(
-            () ->
-                inbox.execute(
-                    SCOPE,
-                    "failed",
-                    tx -> {
-                      throw new IllegalStateException("the handler failed");
-                    }))
-        .isInstanceOf(HandlerFailedException.class);
+    executeFailing(inbox, "failed");
     assertThat(generations(inbox).rotate(true)).isTrue();
     assertThat(inbox.admin().settle(SCOPE, "failed", result, action))
         .isEqualTo(SettleResult.SETTLED);

@@ -1,7 +1,10 @@
 package dev.inbox.internal;
 
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
 import com.zaxxer.hikari.HikariDataSource;
 import dev.inbox.Execution;
+import dev.inbox.HandlerFailedException;
 import dev.inbox.Inbox;
 import dev.inbox.InboxSettings;
 import dev.inbox.Storage;
@@ -94,6 +97,19 @@ abstract class PartitionedTestSupport {
           effect(tx, key);
           return null;
         });
+  }
+
+  /** {@code execute} with a handler that throws: a failed attempt, counted on the key. */
+  protected static void executeFailing(Inbox inbox, String key) {
+    assertThatThrownBy(
+            () ->
+                inbox.execute(
+                    SCOPE,
+                    key,
+                    tx -> {
+                      throw new IllegalStateException("the handler failed");
+                    }))
+        .isInstanceOf(HandlerFailedException.class);
   }
 
   protected void effect(Connection tx, String key) throws SQLException {
