@@ -67,16 +67,21 @@ abstract class FilterTestBase {
     inbox.close();
   }
 
+  /**
+   * The tests' settings: no janitor, and the storage that {@code inbox.test.storage} names, so that
+   * the suite runs on either layout.
+   */
+  static InboxSettings.Builder settings(String schema) {
+    return InboxSettings.builder()
+        .schema(schema)
+        .storage(Storage.valueOf(TestStorage.name()))
+        .janitorInterval(Duration.ZERO);
+  }
+
   Inbox inbox(Duration lockTimeout) {
     return Inbox.builder()
         .dataSource(dataSource)
-        .settings(
-            InboxSettings.builder()
-                .schema(schema)
-                .storage(Storage.valueOf(TestStorage.name()))
-                .janitorInterval(Duration.ZERO)
-                .lockTimeout(lockTimeout)
-                .build())
+        .settings(settings(schema).lockTimeout(lockTimeout).build())
         .migrate(true)
         .build();
   }
