@@ -47,9 +47,12 @@ public final class InboxBuilder {
   }
 
   /**
-   * Checks that the database answers, migrates when asked, and starts the janitor.
+   * Checks that the database answers, migrates when asked, checks that the table's layout is the
+   * {@link InboxSettings#storage() storage} set, and starts the janitor.
    *
    * @throws InboxDatabaseException when the database cannot be reached: fail fast at startup
+   * @throws IllegalStateException when the table is partitioned and the storage is TABLE, or the
+   *     other way round
    */
   public Inbox build() {
     if (dataSource == null) {
@@ -63,8 +66,13 @@ public final class InboxBuilder {
       throw new InboxDatabaseException(null, null, "inbox cannot reach its database at startup", e);
     }
     if (migrate) {
+      if (settings.storage() == Storage.TABLE) {
+        // Before the plain migrations, which would fail on a partitioned table less clearly.
+        InboxSchema.requireLayout(dataSource, settings);
+      }
       InboxSchema.migrate(dataSource, settings);
     }
+    InboxSchema.requireLayout(dataSource, settings);
     return PostgresInbox.start(dataSource, settings, callerTransactions);
   }
 }

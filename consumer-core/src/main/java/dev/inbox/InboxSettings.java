@@ -39,6 +39,9 @@ public final class InboxSettings {
   /** The janitor purges every minute. */
   public static final Duration DEFAULT_JANITOR_INTERVAL = Duration.ofMinutes(1);
 
+  /** One plain table. */
+  public static final Storage DEFAULT_STORAGE = Storage.TABLE;
+
   private static final Pattern IDENTIFIER = Pattern.compile("[a-z_][a-z0-9_]{0,47}");
 
   private final String schema;
@@ -52,6 +55,7 @@ public final class InboxSettings {
   private final Clock clock;
   private final InboxListener listener;
   private final String ownerId;
+  private final Storage storage;
 
   private InboxSettings(Builder b) {
     this.schema = b.schema;
@@ -65,6 +69,7 @@ public final class InboxSettings {
     this.clock = b.clock;
     this.listener = Listeners.nonThrowing(InboxListener.class, b.listener);
     this.ownerId = b.ownerId;
+    this.storage = b.storage;
   }
 
   public static Builder builder() {
@@ -88,7 +93,8 @@ public final class InboxSettings {
         .janitorInterval(janitorInterval)
         .clock(clock)
         .listener(listener)
-        .ownerId(ownerId);
+        .ownerId(ownerId)
+        .storage(storage);
   }
 
   public String schema() {
@@ -149,6 +155,10 @@ public final class InboxSettings {
     return ownerId;
   }
 
+  public Storage storage() {
+    return storage;
+  }
+
   @Override
   public String toString() {
     return "InboxSettings[table="
@@ -169,6 +179,8 @@ public final class InboxSettings {
         + janitorInterval
         + ", ownerId="
         + ownerId
+        + ", storage="
+        + storage
         + "]";
   }
 
@@ -185,6 +197,7 @@ public final class InboxSettings {
     private Clock clock = Clock.systemUTC();
     private InboxListener listener = InboxListener.NOOP;
     private String ownerId = defaultOwnerId();
+    private Storage storage = DEFAULT_STORAGE;
 
     private Builder() {}
 
@@ -293,6 +306,15 @@ public final class InboxSettings {
         throw new IllegalArgumentException("ownerId " + rule);
       }
       this.ownerId = ownerId;
+      return this;
+    }
+
+    /**
+     * How the table stores its records: {@link Storage#TABLE} or {@link Storage#PARTITIONED}. An
+     * inbox refuses to start on a table of the other layout. Defaults to {@link Storage#TABLE}.
+     */
+    public Builder storage(Storage storage) {
+      this.storage = Objects.requireNonNull(storage, "storage must not be null");
       return this;
     }
 

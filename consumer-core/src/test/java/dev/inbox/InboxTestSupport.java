@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.inbox.testing.TestDataSources;
+import dev.inbox.testing.TestStorage;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -60,6 +61,7 @@ abstract class InboxTestSupport {
   protected InboxSettings.Builder settings() {
     return InboxSettings.builder()
         .schema(schema)
+        .storage(Storage.valueOf(TestStorage.name()))
         .janitorInterval(Duration.ZERO)
         .lockTimeout(Duration.ofSeconds(5))
         .leaseDuration(Duration.ofSeconds(30));

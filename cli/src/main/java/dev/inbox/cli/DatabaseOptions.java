@@ -2,7 +2,10 @@ package dev.inbox.cli;
 
 import dev.inbox.Inbox;
 import dev.inbox.InboxDataSources;
+import dev.inbox.InboxDatabaseException;
+import dev.inbox.InboxSchema;
 import dev.inbox.InboxSettings;
+import dev.inbox.Storage;
 import java.time.Duration;
 import org.postgresql.ds.PGSimpleDataSource;
 import picocli.CommandLine.Option;
@@ -97,7 +100,20 @@ final class DatabaseOptions {
     }
     dataSource.setApplicationName("inbox-cli");
     dataSource.setConnectTimeout(10);
+    settings.storage(layout(dataSource, settings.build()));
     return Inbox.builder().dataSource(dataSource).settings(settings.build()).build();
+  }
+
+  /**
+   * The table's own layout, so that the CLI works on both: a partitioned table's purge rotates and
+   * retires generations. A database that cannot be asked is reported by the builder's own check.
+   */
+  private static Storage layout(PGSimpleDataSource dataSource, InboxSettings settings) {
+    try {
+      return InboxSchema.storage(dataSource, settings).orElse(Storage.TABLE);
+    } catch (InboxDatabaseException e) {
+      return Storage.TABLE;
+    }
   }
 
   /** Who the audit names when --actor is not given: the operating system's user. */

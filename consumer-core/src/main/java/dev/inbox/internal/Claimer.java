@@ -5,6 +5,7 @@ import dev.inbox.ClaimOutcome;
 import dev.inbox.InboxSettings;
 import dev.inbox.LeaseToken;
 import dev.inbox.RecordState;
+import dev.inbox.Storage;
 import dev.inbox.StoredResult;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -172,7 +173,7 @@ final class Claimer {
         }
         configurationPending = false; // it went with the snapshot's statement
       } catch (SQLException e) {
-        if (!configureFirst || !SqlStates.isUniqueViolation(e)) {
+        if (!configureFirst || !(SqlStates.isUniqueViolation(e) || isKeyInOtherGeneration(e))) {
           throw e;
         }
         // Another claimant committed a key after this transaction's snapshot. The transaction
@@ -204,6 +205,16 @@ final class Claimer {
       settings.listener().leasesTakenOver(scope, takenOver);
     }
     return claims;
+  }
+
+  /**
+   * On the partitioned storage, the key guard's serialization failure: the key was committed in
+   * another generation after the snapshot, the partitioned form of the plain table's unique
+   * violation.
+   */
+  private boolean isKeyInOtherGeneration(SQLException e) {
+    return settings.storage() == Storage.PARTITIONED
+        && SqlStates.SERIALIZATION_FAILURE.equals(e.getSQLState());
   }
 
   /**

@@ -6,6 +6,7 @@ import dev.inbox.InboxAdmin;
 import dev.inbox.InboxDatabaseException;
 import dev.inbox.InboxKeys;
 import dev.inbox.InboxRecord;
+import dev.inbox.InboxSchema;
 import dev.inbox.InboxSettings;
 import dev.inbox.InboxStats;
 import dev.inbox.KeyFilter;
@@ -14,6 +15,7 @@ import dev.inbox.KeyReport;
 import dev.inbox.LiveLeaseException;
 import dev.inbox.ReleaseResult;
 import dev.inbox.SettleResult;
+import dev.inbox.Storage;
 import dev.inbox.StoredResult;
 import dev.inbox.internal.OperatorChanges.Outcome;
 import dev.inbox.internal.OperatorChanges.Verb;
@@ -45,6 +47,10 @@ final class PostgresAdmin implements InboxAdmin {
   private final Claimer claimer;
   private final OperatorChanges changes;
   private final AdminQueries queries;
+
+  /** Rotation and retention for {@link Storage#PARTITIONED}; null for the plain table. */
+  private final Generations generations;
+
   private volatile boolean purgeRecordMissingLogged;
 
   PostgresAdmin(DataSource dataSource, InboxSettings settings, Statements sql, Claimer claimer) {
@@ -54,6 +60,8 @@ final class PostgresAdmin implements InboxAdmin {
     this.claimer = claimer;
     this.changes = new OperatorChanges(dataSource, settings, sql);
     this.queries = new AdminQueries(dataSource, settings, sql);
+    this.generations =
+        settings.storage() == Storage.PARTITIONED ? new Generations(dataSource, settings) : null;
   }
 
   @Override
@@ -127,10 +135,29 @@ final class PostgresAdmin implements InboxAdmin {
     return queries.countExpired();
   }
 
+  /**
+   * The plain table's bounded DELETEs; on {@link Storage#PARTITIONED}, a rotation when due and the
+   * retirement of the generations due instead, returning the rows dropped with them.
+   *
+   * @throws IllegalStateException when a plain inbox finds the table partitioned (converted while
+   *     it ran): its DELETE by {@code ctid} would hit rows of every partition at once
+   */
   @Override
   public long purgeExpired() {
     long start = System.nanoTime();
     long total = 0;
+    if (generations != null) {
+      try {
+        total = generations.pass();
+      } catch (SQLException e) {
+        throw new InboxDatabaseException(
+            null, null, "rotation or retention of the inbox's generations failed", e);
+      }
+      settings.listener().purged(total, Claimer.since(start));
+      recordPurge(total);
+      return total;
+    }
+    InboxSchema.requireLayout(dataSource, settings);
     try (Connection connection = Transactions.autoCommitted(dataSource)) {
       for (String purge : List.of(sql.purge, sql.purgeCommittedWithoutComplete)) {
         try (PreparedStatement ps = connection.prepareStatement(purge)) {

@@ -27,6 +27,7 @@ import java.sql.Savepoint;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
+import java.util.regex.Pattern;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -417,7 +418,10 @@ public final class PostgresInbox implements Inbox {
    * lost reservation. A server that names no constraint is taken to mean the inbox's key.
    */
   private boolean isInboxKey(String constraint) {
-    return constraint == null || constraint.equals(settings.table() + "_pkey");
+    return constraint == null
+        || constraint.equals(settings.table() + "_pkey")
+        // A partition's primary key, on the partitioned storage.
+        || constraint.matches(Pattern.quote(settings.table()) + "_g[0-9]+_pkey");
   }
 
   @Override

@@ -22,6 +22,9 @@ import javax.sql.DataSource;
  * owner's.
  */
 final class PostgresLeases implements Leases {
+  /** How many times a lease owner's write runs when the retention moved its row meanwhile. */
+  private static final int MOVED_ROW_RUNS = 3;
+
   private final DataSource dataSource;
   private final InboxSettings settings;
   private final Statements sql;
@@ -69,57 +72,89 @@ final class PostgresLeases implements Leases {
   @Override
   public void complete(LeaseToken lease, StoredResult result) {
     Objects.requireNonNull(lease, "lease");
-    try (Connection connection = Transactions.autoCommitted(dataSource);
-        PreparedStatement ps = connection.prepareStatement(sql.complete)) {
-      PostgresInbox.bindCompletion(
-          connection, ps, lease.scope(), lease.key(), lease.fencingToken(), result);
-      if (ps.executeUpdate() != 1) {
-        throw leaseRefused(connection, lease, StateMachine.Transition.COMPLETE);
-      }
-    } catch (SQLException e) {
-      throw new InboxDatabaseException(lease.scope(), lease.key(), "complete of a lease failed", e);
-    }
+    runOnRow(
+        lease,
+        "complete of a lease failed",
+        connection -> {
+          try (PreparedStatement ps = connection.prepareStatement(sql.complete)) {
+            PostgresInbox.bindCompletion(
+                connection, ps, lease.scope(), lease.key(), lease.fencingToken(), result);
+            if (ps.executeUpdate() != 1) {
+              throw leaseRefused(connection, lease, StateMachine.Transition.COMPLETE);
+            }
+            return null;
+          }
+        });
   }
 
   @Override
   public void fail(LeaseToken lease, String error) {
     Objects.requireNonNull(lease, "lease");
-    try (Connection connection = Transactions.autoCommitted(dataSource);
-        PreparedStatement ps = connection.prepareStatement(sql.failLease)) {
-      ps.setString(1, error);
-      ps.setString(2, lease.scope());
-      ps.setString(3, lease.key());
-      ps.setLong(4, lease.fencingToken());
-      if (ps.executeUpdate() != 1) {
-        throw leaseRefused(connection, lease, StateMachine.Transition.FAIL);
-      }
-    } catch (SQLException e) {
-      throw new InboxDatabaseException(lease.scope(), lease.key(), "fail of a lease failed", e);
-    }
+    runOnRow(
+        lease,
+        "fail of a lease failed",
+        connection -> {
+          try (PreparedStatement ps = connection.prepareStatement(sql.failLease)) {
+            ps.setString(1, error);
+            ps.setString(2, lease.scope());
+            ps.setString(3, lease.key());
+            ps.setLong(4, lease.fencingToken());
+            if (ps.executeUpdate() != 1) {
+              throw leaseRefused(connection, lease, StateMachine.Transition.FAIL);
+            }
+            return null;
+          }
+        });
   }
 
   @Override
   public LeaseToken renew(LeaseToken lease) {
     Objects.requireNonNull(lease, "lease");
-    try (Connection connection = Transactions.autoCommitted(dataSource);
-        PreparedStatement ps = connection.prepareStatement(sql.renewLease)) {
-      ps.setString(1, settings.leaseDuration().toString());
-      ps.setString(2, lease.scope());
-      ps.setString(3, lease.key());
-      ps.setLong(4, lease.fencingToken());
-      try (ResultSet rs = ps.executeQuery()) {
-        if (!rs.next()) {
-          throw leaseRefused(connection, lease, StateMachine.Transition.RENEW);
+    return runOnRow(
+        lease,
+        "renew of a lease failed",
+        connection -> {
+          try (PreparedStatement ps = connection.prepareStatement(sql.renewLease)) {
+            ps.setString(1, settings.leaseDuration().toString());
+            ps.setString(2, lease.scope());
+            ps.setString(3, lease.key());
+            ps.setLong(4, lease.fencingToken());
+            try (ResultSet rs = ps.executeQuery()) {
+              if (!rs.next()) {
+                throw leaseRefused(connection, lease, StateMachine.Transition.RENEW);
+              }
+              return new LeaseToken(
+                  lease.scope(),
+                  lease.key(),
+                  lease.owner(),
+                  lease.fencingToken(),
+                  Rows.instant(rs, "locked_until"));
+            }
+          }
+        });
+  }
+
+  /** One lease owner's statement on the key's row, on an autocommitted connection. */
+  private interface RowWrite<T> {
+    T run(Connection connection) throws SQLException;
+  }
+
+  /**
+   * Runs a lease owner's write, again when it met its row while the partitioned storage's retention
+   * moved it to the write generation (40001, "tuple to be locked was already moved to another
+   * partition"): the write is one autocommitted statement, so nothing of it committed, and run
+   * again it finds the moved row. The plain table never moves a row.
+   */
+  private <T> T runOnRow(LeaseToken lease, String failure, RowWrite<T> write) {
+    for (int run = 1; ; run++) {
+      try (Connection connection = Transactions.autoCommitted(dataSource)) {
+        return write.run(connection);
+      } catch (SQLException e) {
+        if (SqlStates.SERIALIZATION_FAILURE.equals(e.getSQLState()) && run < MOVED_ROW_RUNS) {
+          continue;
         }
-        return new LeaseToken(
-            lease.scope(),
-            lease.key(),
-            lease.owner(),
-            lease.fencingToken(),
-            Rows.instant(rs, "locked_until"));
+        throw new InboxDatabaseException(lease.scope(), lease.key(), failure, e);
       }
-    } catch (SQLException e) {
-      throw new InboxDatabaseException(lease.scope(), lease.key(), "renew of a lease failed", e);
     }
   }
 

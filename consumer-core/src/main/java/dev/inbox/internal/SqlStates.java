@@ -15,6 +15,12 @@ final class SqlStates {
   /** unique_violation: a plain INSERT met a key that another transaction committed. */
   static final String UNIQUE_VIOLATION = "23505";
 
+  /**
+   * serialization_failure: on the partitioned storage also the key guard's answer to a key recorded
+   * in another generation, and a write to a row the retention moved meanwhile.
+   */
+  static final String SERIALIZATION_FAILURE = "40001";
+
   /** in_failed_sql_transaction: an earlier error aborted the transaction. */
   static final String IN_FAILED_SQL_TRANSACTION = "25P02";
 

@@ -22,6 +22,7 @@ import static dev.inbox.internal.StateMachine.Transition.STORE_RESULT;
 import static dev.inbox.internal.StateMachine.Transition.TAKE_OVER;
 
 import dev.inbox.InboxSettings;
+import dev.inbox.Storage;
 
 /**
  * Every SQL statement of the inbox, built once per table. The table's name is validated and quoted;
@@ -358,16 +359,20 @@ final class Statements {
     // Unquoted, the name every release has hashed: nodes running different versions must take
     // one lock per key.
     this.lockNamespace = settings.schema() + "." + settings.table();
+    PartitionedStatements partitions =
+        settings.storage() == Storage.PARTITIONED ? new PartitionedStatements(settings) : null;
     claim =
-        "INSERT INTO "
-            + table
-            + " AS r (scope, key, fingerprint, state, attempts, lease_owner, fencing_token,"
-            + " locked_until, created_at, updated_at, completed_at)"
-            + " SELECT ?, u.k, u.f, "
-            + NEW_ROW_VALUES
-            + " FROM unnest(?::text[], ?::bytea[]) AS u(k, f) ORDER BY u.k"
-            + " ON CONFLICT "
-            + CLAIM.guard()
+        (partitions == null
+                ? "INSERT INTO "
+                    + table
+                    + " AS r (scope, key, fingerprint, state, attempts, lease_owner, fencing_token,"
+                    + " locked_until, created_at, updated_at, completed_at)"
+                    + " SELECT ?, u.k, u.f, "
+                    + NEW_ROW_VALUES
+                    + " FROM unnest(?::text[], ?::bytea[]) AS u(k, f) ORDER BY u.k"
+                    + " ON CONFLICT "
+                    + CLAIM.guard()
+                : partitions.claimRows(NEW_ROW_VALUES))
             + " DO UPDATE SET state = EXCLUDED.state,"
             + " completed_at = EXCLUDED.completed_at,"
             + " attempts = r.attempts + 1, fencing_token = r.fencing_token + 1,"
@@ -388,7 +393,13 @@ final class Statements {
             + " (r.attempts > 1 AND r.last_error LIKE '"
             + TAKEOVER_NOTE
             + "%') AS taken_over";
-    insertOrRead = insertOrRead(table, " ON CONFLICT " + CLAIM.guard() + " DO NOTHING");
+    insertOrRead =
+        insertOrRead(
+            table,
+            // A partitioned table has no unique index on (scope, key) alone to name.
+            partitions == null
+                ? " ON CONFLICT " + CLAIM.guard() + " DO NOTHING"
+                : " ON CONFLICT DO NOTHING");
     insertUnlessSeen = insertOrRead(table, "");
     insertUnlessSeenMany = insertUnlessSeenMany(table);
     selectClaimState =
@@ -429,13 +440,15 @@ final class Statements {
             + " locked_until = NULL WHERE scope = ? AND key = ? AND "
             + FAIL.guard();
     recordFailure =
-        "INSERT INTO "
-            + table
-            + " AS r (scope, key, fingerprint, state, attempts, last_error, created_at, updated_at)"
-            + " VALUES (?, ?, ?, "
-            + COUNT_FAILURE.toLiteral()
-            + ", ?, ?, now(), now()) ON CONFLICT "
-            + COUNT_FAILURE.guard()
+        (partitions == null
+                ? "INSERT INTO "
+                    + table
+                    + " AS r (scope, key, fingerprint, state, attempts, last_error, created_at,"
+                    + " updated_at) VALUES (?, ?, ?, "
+                    + COUNT_FAILURE.toLiteral()
+                    + ", ?, ?, now(), now()) ON CONFLICT "
+                    + COUNT_FAILURE.guard()
+                : partitions.recordFailureRow(COUNT_FAILURE.toLiteral()))
             + " DO UPDATE SET state = "
             + COUNT_FAILURE_AGAIN.toLiteral()
             + ", attempts = r.attempts + 1,"
@@ -472,8 +485,8 @@ final class Statements {
             + " VALUES (?, ?, "
             + SETTLE_NEW.toLiteral()
             + ", 0, 1, ?, ?, ?, ?, now(), now(), now()) ON CONFLICT "
-            + SETTLE_NEW.guard()
-            + " DO NOTHING RETURNING "
+            + (partitions == null ? SETTLE_NEW.guard() + " " : "")
+            + "DO NOTHING RETURNING "
             + AUDIT_JSON
             + " AS audit_json";
     lockForOperator =
@@ -525,9 +538,10 @@ final class Statements {
             + " (SELECT min(created_at) FROM "
             + table
             + " WHERE state = 'IN_PROGRESS' AND locked_until IS NOT NULL) AS oldest_lease,"
-            + " pg_total_relation_size('"
-            + table.replace("'", "''")
-            + "') AS table_bytes, p.last_run_at, p.last_deleted"
+            + (partitions == null
+                ? " pg_total_relation_size('" + table.replace("'", "''") + "')"
+                : partitions.tableBytes())
+            + " AS table_bytes, p.last_run_at, p.last_deleted"
             + " FROM (VALUES (1)) AS v LEFT JOIN "
             + purges
             + " AS p ON p.id = 1";

@@ -5,14 +5,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.inbox.Inbox;
-import dev.inbox.InboxSettings;
 import dev.inbox.testing.TestDatabase;
 import java.io.ByteArrayOutputStream;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.Statement;
-import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
@@ -216,7 +214,7 @@ class DatabaseFailureTest extends FilterTestBase {
   private Inbox inboxOn(DataSource source) {
     return Inbox.builder()
         .dataSource(source)
-        .settings(InboxSettings.builder().schema(schema).janitorInterval(Duration.ZERO).build())
+        .settings(FilterTestBase.settings(schema).build())
         .build();
   }
 

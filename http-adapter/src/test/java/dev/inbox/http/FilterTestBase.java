@@ -5,9 +5,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.inbox.Inbox;
 import dev.inbox.InboxSettings;
+import dev.inbox.Storage;
 import dev.inbox.testing.EffectsTable;
 import dev.inbox.testing.TestDataSources;
 import dev.inbox.testing.TestDatabase;
+import dev.inbox.testing.TestStorage;
 import java.io.ByteArrayOutputStream;
 import java.io.OutputStream;
 import java.io.PrintStream;
@@ -65,15 +67,21 @@ abstract class FilterTestBase {
     inbox.close();
   }
 
+  /**
+   * The tests' settings: no janitor, and the storage that {@code inbox.test.storage} names, so that
+   * the suite runs on either layout.
+   */
+  static InboxSettings.Builder settings(String schema) {
+    return InboxSettings.builder()
+        .schema(schema)
+        .storage(Storage.valueOf(TestStorage.name()))
+        .janitorInterval(Duration.ZERO);
+  }
+
   Inbox inbox(Duration lockTimeout) {
     return Inbox.builder()
         .dataSource(dataSource)
-        .settings(
-            InboxSettings.builder()
-                .schema(schema)
-                .janitorInterval(Duration.ZERO)
-                .lockTimeout(lockTimeout)
-                .build())
+        .settings(settings(schema).lockTimeout(lockTimeout).build())
         .migrate(true)
         .build();
   }

@@ -3,9 +3,7 @@ package dev.inbox.http;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.inbox.Inbox;
 import dev.inbox.InboxDataSources;
-import dev.inbox.InboxSettings;
 import dev.inbox.testing.EffectsTable;
-import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 
 /** The test server in its own JVM. Arguments: JDBC URL, database user, schema, port. */
@@ -16,8 +14,7 @@ public final class HttpServerProcess {
     Inbox inbox =
         Inbox.builder()
             .dataSource(dataSource)
-            .settings(
-                InboxSettings.builder().schema(args[2]).janitorInterval(Duration.ZERO).build())
+            .settings(FilterTestBase.settings(args[2]).build())
             .build();
     new TestServer(
         inbox, dataSource, new EffectsTable(dataSource, args[2]), Integer.parseInt(args[3]));

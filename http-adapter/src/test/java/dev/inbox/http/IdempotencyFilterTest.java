@@ -8,7 +8,6 @@ import dev.inbox.BatchItem;
 import dev.inbox.BatchResult;
 import dev.inbox.Inbox;
 import dev.inbox.InboxRecord;
-import dev.inbox.InboxSettings;
 import dev.inbox.ItemStatus;
 import dev.inbox.RecordState;
 import dev.inbox.testing.ChildJvm;
@@ -281,8 +280,7 @@ class IdempotencyFilterTest extends FilterTestBase {
       try (Inbox small =
               Inbox.builder()
                   .dataSource(twoConnections)
-                  .settings(
-                      InboxSettings.builder().schema(schema).janitorInterval(Duration.ZERO).build())
+                  .settings(FilterTestBase.settings(schema).build())
                   .build();
           TestServer starved = new TestServer(small, twoConnections, effects, 0)) {
         List<CompletableFuture<HttpResponse<String>>> answers = new ArrayList<>();

@@ -3,7 +3,6 @@ package dev.inbox.http;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.inbox.Inbox;
-import dev.inbox.InboxSettings;
 import dev.inbox.RecordState;
 import dev.inbox.http.spi.IdempotencyListener;
 import dev.inbox.http.spi.RequestOutcome;
@@ -44,9 +43,7 @@ class LeasedCompletionFailureTest extends FilterTestBase {
         Inbox.builder()
             .dataSource(database)
             .settings(
-                InboxSettings.builder()
-                    .schema(schema)
-                    .janitorInterval(Duration.ZERO)
+                FilterTestBase.settings(schema)
                     .lockTimeout(Duration.ofSeconds(1))
                     .leaseDuration(LEASE)
                     .build())

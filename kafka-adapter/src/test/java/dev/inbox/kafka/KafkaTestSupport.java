@@ -5,11 +5,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.inbox.Inbox;
 import dev.inbox.InboxSettings;
+import dev.inbox.Storage;
 import dev.inbox.testing.Await;
 import dev.inbox.testing.EffectsTable;
 import dev.inbox.testing.PaymentStream;
 import dev.inbox.testing.TestDataSources;
 import dev.inbox.testing.TestKafka;
+import dev.inbox.testing.TestStorage;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.nio.charset.StandardCharsets;
@@ -80,7 +82,10 @@ abstract class KafkaTestSupport {
 
   /** An inbox's settings in the schema, with no janitor. */
   static InboxSettings.Builder settings(String schema) {
-    return InboxSettings.builder().schema(schema).janitorInterval(Duration.ZERO);
+    return InboxSettings.builder()
+        .schema(schema)
+        .storage(Storage.valueOf(TestStorage.name()))
+        .janitorInterval(Duration.ZERO);
   }
 
   protected Inbox inbox(InboxSettings settings) {

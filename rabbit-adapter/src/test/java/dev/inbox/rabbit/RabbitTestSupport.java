@@ -11,11 +11,13 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.inbox.DeadLetterHeaders;
 import dev.inbox.Inbox;
 import dev.inbox.InboxSettings;
+import dev.inbox.Storage;
 import dev.inbox.testing.Await;
 import dev.inbox.testing.EffectsTable;
 import dev.inbox.testing.PaymentStream;
 import dev.inbox.testing.TestDataSources;
 import dev.inbox.testing.TestRabbit;
+import dev.inbox.testing.TestStorage;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -97,7 +99,10 @@ abstract class RabbitTestSupport {
 
   /** An inbox's settings in the schema, with no janitor. */
   static InboxSettings.Builder settings(String schema) {
-    return InboxSettings.builder().schema(schema).janitorInterval(Duration.ZERO);
+    return InboxSettings.builder()
+        .schema(schema)
+        .storage(Storage.valueOf(TestStorage.name()))
+        .janitorInterval(Duration.ZERO);
   }
 
   /** A consumer builder whose handler writes one effect per new delivery. */

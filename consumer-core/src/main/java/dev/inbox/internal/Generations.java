@@ -1,0 +1,420 @@
+package dev.inbox.internal;
+
+import static dev.inbox.internal.StateMachine.Transition.PURGE;
+import static dev.inbox.internal.StateMachine.Transition.PURGE_COMMITTED_WITHOUT_COMPLETE;
+
+import dev.inbox.InboxSettings;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Rotation and retention of a partitioned inbox's generations (docs/scale.md, "Rotation" and
+ * "Retention"). A rotation attaches the next generation's partition and makes it the write
+ * generation only once every transaction that held a lock on the table before the attach has ended,
+ * so that no transaction routes a row to a partition its plan does not know. A retirement carries
+ * the rows the plain table would keep over to the write generation, detaches the partition
+ * concurrently and drops it.
+ *
+ * <p>Every step is decided from the catalog and {@code <table>_generations}, never from memory, so
+ * that a pass killed at any point is finished by the next. Passes of all nodes take turns under one
+ * session-level advisory lock.
+ */
+final class Generations {
+  private static final Logger log = LoggerFactory.getLogger(Generations.class);
+  private static final long POLL_MILLIS = 20;
+
+  private final DataSource dataSource;
+  private final InboxSettings settings;
+  private final String parent;
+  private final String generations;
+  private final String passLockName;
+
+  Generations(DataSource dataSource, InboxSettings settings) {
+    this.dataSource = dataSource;
+    this.settings = settings;
+    this.parent = settings.qualifiedTable();
+    this.generations = '"' + settings.schema() + "\".\"" + settings.table() + "_generations\"";
+    this.passLockName = settings.schema() + "." + settings.table() + '\u001f' + "generations";
+  }
+
+  /** Where a generation's partition stands; a killed retirement leaves any of them. */
+  enum PartitionState {
+    ATTACHED,
+    PENDING_DETACH,
+    DETACHED,
+    MISSING
+  }
+
+  /**
+   * The janitor's pass: a rotation when the write generation started at least a quarter of the
+   * retention ago by the database's clock, then the retirement of every generation whose successor
+   * started more than the retention ago. Skipped when another node's pass runs.
+   *
+   * @return the rows dropped with retired generations
+   */
+  long pass() throws SQLException {
+    try (Connection connection = Transactions.autoCommitted(dataSource)) {
+      if (!tryLockPass(connection)) {
+        return 0;
+      }
+      try {
+        if (rotationDue(connection)) {
+          rotate(connection, true);
+        }
+        return retire(connection);
+      } finally {
+        unlockPass(connection);
+      }
+    }
+  }
+
+  /**
+   * Starts the next generation now, whatever the current one's age. With {@code
+   * waitForOlderTransactions} false the write generation switches at once: only for tests that show
+   * what the key guard does on its own.
+   *
+   * @return whether the write generation switched; false when transactions older than the attach
+   *     outlived lockTimeout (the next rotation finishes it)
+   */
+  boolean rotate(boolean waitForOlderTransactions) throws SQLException {
+    try (Connection connection = Transactions.autoCommitted(dataSource)) {
+      lockPass(connection);
+      try {
+        return rotate(connection, waitForOlderTransactions);
+      } finally {
+        unlockPass(connection);
+      }
+    }
+  }
+
+  /** Retires every generation due, as {@link #pass} does, without rotating. */
+  long retire() throws SQLException {
+    try (Connection connection = Transactions.autoCommitted(dataSource)) {
+      lockPass(connection);
+      try {
+        return retire(connection);
+      } finally {
+        unlockPass(connection);
+      }
+    }
+  }
+
+  private boolean rotationDue(Connection connection) throws SQLException {
+    try (PreparedStatement ps =
+        connection.prepareStatement(
+            "SELECT started_at <= now() - ?::interval FROM "
+                + generations
+                + " ORDER BY generation DESC LIMIT 1")) {
+      ps.setString(1, settings.retention().dividedBy(4).toString());
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() && rs.getBoolean(1);
+      }
+    }
+  }
+
+  private boolean rotate(Connection connection, boolean waitForOlderTransactions)
+      throws SQLException {
+    int next = writeGeneration(connection) + 1;
+    if (state(connection, next) != PartitionState.ATTACHED) {
+      // SHARE UPDATE EXCLUSIVE on the parent, which no claim's lock conflicts with; CREATE TABLE
+      // ... PARTITION OF would take ACCESS EXCLUSIVE and queue every claim behind it.
+      inTransaction(
+          connection,
+          "CREATE TABLE IF NOT EXISTS "
+              + partition(next)
+              + " (LIKE "
+              + parent
+              + " INCLUDING DEFAULTS INCLUDING CONSTRAINTS)",
+          "ALTER TABLE "
+              + parent
+              + " ATTACH PARTITION "
+              + partition(next)
+              + " FOR VALUES IN ("
+              + next
+              + ")");
+    }
+    if (waitForOlderTransactions && !lockersEnded(connection, parent)) {
+      log.warn(
+          "generation {} of {} is attached, but transactions that locked the table before stayed"
+              + " open longer than lockTimeout ({}); writes stay in generation {} until a later"
+              + " rotation finishes the switch",
+          next,
+          parent,
+          settings.lockTimeout(),
+          next - 1);
+      return false;
+    }
+    try (PreparedStatement ps =
+        connection.prepareStatement(
+            "INSERT INTO " + generations + " (generation, started_at) VALUES (?, now())")) {
+      ps.setInt(1, next);
+      ps.executeUpdate();
+    }
+    log.debug("{} writes to generation {}", parent, next);
+    return true;
+  }
+
+  private long retire(Connection connection) throws SQLException {
+    int write = writeGeneration(connection);
+    long dropped = 0;
+    for (int generation : due(connection)) {
+      switch (state(connection, generation)) {
+        case ATTACHED -> {
+          if (!lockersEnded(connection, partition(generation))) {
+            log.warn(
+                "generation {} of {} is due for retirement, but a transaction that had it locked"
+                    + " stayed open longer than lockTimeout ({}); retrying at the next pass",
+                generation,
+                parent,
+                settings.lockTimeout());
+            return dropped;
+          }
+          if (!carryOver(connection, generation, write)) {
+            return dropped;
+          }
+          dropped += rows(connection, generation);
+          detach(connection, generation, "CONCURRENTLY");
+          drop(connection, generation);
+        }
+        case PENDING_DETACH -> {
+          // A detach that a kill or a cancel interrupted in its second transaction.
+          detach(connection, generation, "FINALIZE");
+          drop(connection, generation);
+        }
+        case DETACHED, MISSING -> drop(connection, generation);
+      }
+    }
+    return dropped;
+  }
+
+  /** Generations whose successor started more than the retention ago, oldest first. */
+  private List<Integer> due(Connection connection) throws SQLException {
+    List<Integer> due = new ArrayList<>();
+    try (PreparedStatement ps =
+        connection.prepareStatement(
+            "SELECT g.generation FROM "
+                + generations
+                + " AS g JOIN "
+                + generations
+                + " AS s ON s.generation = g.generation + 1"
+                + " WHERE s.started_at < now() - ?::interval ORDER BY g.generation")) {
+      ps.setString(1, settings.retention().toString());
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          due.add(rs.getInt(1));
+        }
+      }
+    }
+    return due;
+  }
+
+  /**
+   * Moves every row of the generation that the plain table would not purge to the write generation,
+   * under PURGE's and PURGE_COMMITTED_WITHOUT_COMPLETE's guards negated. What stays never changes
+   * again. Returns false when a row stayed locked past lockTimeout.
+   */
+  boolean carryOver(Connection connection, int generation, int write) throws SQLException {
+    connection.setAutoCommit(false);
+    try (Statement st = connection.createStatement();
+        PreparedStatement ps =
+            connection.prepareStatement(
+                "UPDATE "
+                    + parent
+                    + " AS r SET generation = ? WHERE r.generation = ? AND NOT (("
+                    + PURGE.guard()
+                    + ") OR ("
+                    + PURGE_COMMITTED_WITHOUT_COMPLETE.guard()
+                    + "))")) {
+      st.execute("SET LOCAL lock_timeout = '" + settings.lockTimeout().toMillis() + "ms'");
+      ps.setInt(1, write);
+      ps.setInt(2, generation);
+      ps.setString(3, settings.retention().toString());
+      ps.setString(4, settings.retention().toString());
+      int carried = ps.executeUpdate();
+      connection.commit();
+      log.debug("carried {} rows of generation {} of {} over", carried, generation, parent);
+      return true;
+    } catch (SQLException e) {
+      connection.rollback();
+      if (SqlStates.isLockTimeout(e)) {
+        log.warn(
+            "carrying generation {} of {} over waited longer than lockTimeout for a row; retrying"
+                + " at the next pass",
+            generation,
+            parent);
+        return false;
+      }
+      throw e;
+    } finally {
+      connection.setAutoCommit(true);
+    }
+  }
+
+  /**
+   * {@code DETACH PARTITION ... CONCURRENTLY} (or {@code FINALIZE}): SHARE UPDATE EXCLUSIVE, which
+   * blocks no claim; it waits for the transactions that may still use the partition.
+   */
+  private void detach(Connection connection, int generation, String how) throws SQLException {
+    try (Statement st = connection.createStatement()) {
+      st.execute(
+          "ALTER TABLE " + parent + " DETACH PARTITION " + partition(generation) + " " + how);
+    }
+  }
+
+  private long rows(Connection connection, int generation) throws SQLException {
+    try (Statement st = connection.createStatement();
+        ResultSet rs = st.executeQuery("SELECT count(*) FROM " + partition(generation))) {
+      rs.next();
+      return rs.getLong(1);
+    }
+  }
+
+  private void drop(Connection connection, int generation) throws SQLException {
+    inTransaction(
+        connection,
+        "DROP TABLE IF EXISTS " + partition(generation),
+        "DELETE FROM " + generations + " WHERE generation = " + generation);
+    log.debug("retired generation {} of {}", generation, parent);
+  }
+
+  /**
+   * Waits until every transaction that holds a lock on {@code relation} now has ended, at most
+   * lockTimeout. Takes no lock itself, so it blocks nobody.
+   */
+  private boolean lockersEnded(Connection connection, String relation) throws SQLException {
+    String[] holders;
+    try (PreparedStatement ps =
+        connection.prepareStatement(
+            "SELECT array_agg(DISTINCT virtualtransaction) FROM pg_catalog.pg_locks"
+                + " WHERE locktype = 'relation' AND relation = ?::text::regclass"
+                + " AND database = (SELECT oid FROM pg_catalog.pg_database"
+                + " WHERE datname = current_database())"
+                + " AND pid IS DISTINCT FROM pg_backend_pid()")) {
+      ps.setString(1, relation);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        java.sql.Array array = rs.getArray(1);
+        if (array == null) {
+          return true;
+        }
+        holders = (String[]) array.getArray();
+      }
+    }
+    long deadline = System.nanoTime() + settings.lockTimeout().toNanos();
+    try (PreparedStatement ps =
+        connection.prepareStatement(
+            "SELECT count(*) FROM pg_catalog.pg_locks WHERE locktype = 'virtualxid'"
+                + " AND virtualxid = ANY(?::text[])")) {
+      ps.setArray(1, connection.createArrayOf("text", holders));
+      while (true) {
+        try (ResultSet rs = ps.executeQuery()) {
+          rs.next();
+          if (rs.getLong(1) == 0) {
+            return true;
+          }
+        }
+        if (System.nanoTime() > deadline) {
+          return false;
+        }
+        try {
+          Thread.sleep(POLL_MILLIS);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          return false;
+        }
+      }
+    }
+  }
+
+  int writeGeneration(Connection connection) throws SQLException {
+    try (Statement st = connection.createStatement();
+        ResultSet rs = st.executeQuery("SELECT max(generation) FROM " + generations)) {
+      rs.next();
+      int generation = rs.getInt(1);
+      if (rs.wasNull()) {
+        throw new IllegalStateException(
+            generations + " has no generation, which indicates a bug (or a hand-made change)");
+      }
+      return generation;
+    }
+  }
+
+  PartitionState state(Connection connection, int generation) throws SQLException {
+    try (PreparedStatement ps =
+        connection.prepareStatement(
+            "SELECT to_regclass(?) IS NOT NULL, (SELECT i.inhdetachpending FROM"
+                + " pg_catalog.pg_inherits i WHERE i.inhrelid = to_regclass(?)"
+                + " AND i.inhparent = ?::text::regclass)")) {
+      ps.setString(1, partition(generation));
+      ps.setString(2, partition(generation));
+      ps.setString(3, parent);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        if (!rs.getBoolean(1)) {
+          return PartitionState.MISSING;
+        }
+        boolean pending = rs.getBoolean(2);
+        if (rs.wasNull()) {
+          return PartitionState.DETACHED;
+        }
+        return pending ? PartitionState.PENDING_DETACH : PartitionState.ATTACHED;
+      }
+    }
+  }
+
+  /** {@code "schema"."table_g<N>"}. */
+  String partition(int generation) {
+    return '"' + settings.schema() + "\".\"" + settings.table() + "_g" + generation + '"';
+  }
+
+  private static void inTransaction(Connection connection, String... statements)
+      throws SQLException {
+    connection.setAutoCommit(false);
+    try (Statement st = connection.createStatement()) {
+      for (String statement : statements) {
+        st.execute(statement);
+      }
+      connection.commit();
+    } catch (SQLException e) {
+      connection.rollback();
+      throw e;
+    } finally {
+      connection.setAutoCommit(true);
+    }
+  }
+
+  private boolean tryLockPass(Connection connection) throws SQLException {
+    try (PreparedStatement ps =
+        connection.prepareStatement("SELECT pg_try_advisory_lock(hashtextextended(?, 0))")) {
+      ps.setString(1, passLockName);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getBoolean(1);
+      }
+    }
+  }
+
+  private void lockPass(Connection connection) throws SQLException {
+    try (PreparedStatement ps =
+        connection.prepareStatement("SELECT pg_advisory_lock(hashtextextended(?, 0))")) {
+      ps.setString(1, passLockName);
+      ps.execute();
+    }
+  }
+
+  private void unlockPass(Connection connection) throws SQLException {
+    try (PreparedStatement ps =
+        connection.prepareStatement("SELECT pg_advisory_unlock(hashtextextended(?, 0))")) {
+      ps.setString(1, passLockName);
+      ps.execute();
+    }
+  }
+}
