@@ -1,6 +1,7 @@
 package dev.inbox.benchmarks.spring;
 
 import dev.inbox.testing.TestKafka;
+import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.Map;
@@ -27,7 +28,15 @@ final class BenchmarkKafka {
       // TestKafka takes an explicit broker from this property before starting one of its own.
       System.setProperty(TestKafka.PROPERTY, bootstrapServers);
     }
-    return new BenchmarkKafka(TestKafka.shared());
+    // Kafka's storage tool prints to stdout while it formats the broker's directory; stdout is
+    // for the benchmark's JSON line only.
+    PrintStream stdout = System.out;
+    System.setOut(System.err);
+    try {
+      return new BenchmarkKafka(TestKafka.shared());
+    } finally {
+      System.setOut(stdout);
+    }
   }
 
   String bootstrapServers() {

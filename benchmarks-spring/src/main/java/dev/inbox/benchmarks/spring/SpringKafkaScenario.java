@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.UUID;
 import org.springframework.boot.Banner;
@@ -112,7 +113,16 @@ final class SpringKafkaScenario {
                 + RUN_TIMEOUT);
       }
     }
-    return new Measurement(progress.seconds(), tables.correct(jdbc, workload));
+    Measurement measurement = new Measurement(progress.seconds(), tables.correct(jdbc, workload));
+    // Progress for whoever watches a long invocation; stdout is for the JSON line only.
+    System.err.printf(
+        Locale.ROOT,
+        "%s run: %.3f s, %s, load average %.2f%n",
+        variant,
+        measurement.seconds(),
+        measurement.correct() ? "correct" : "WRONG",
+        loadAverage());
+    return measurement;
   }
 
   private ConfigurableApplicationContext start(String variant, RunProgress progress) {
