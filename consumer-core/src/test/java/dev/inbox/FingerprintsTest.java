@@ -24,6 +24,15 @@ class FingerprintsTest {
     assertThat(Fingerprints.ofMessage(null)).isEqualTo(Fingerprints.ofMessage(new byte[0]));
   }
 
+  /** Stored fingerprints must not change: a re-send after an upgrade would be a mismatch. */
+  @Test
+  void a_message_fingerprint_is_the_tagged_digest_byte_for_byte() {
+    for (String text : new String[] {"", "x", "{\"amount\":100}", "ü".repeat(1000)}) {
+      assertThat(Fingerprints.ofMessage(body(text)))
+          .isEqualTo(Fingerprints.tagged(Fingerprints.MESSAGE_KIND, Fingerprints.sha256(text)));
+    }
+  }
+
   @Test
   void untagged_fingerprints_are_one_kind_of_their_own() {
     assertThat(Fingerprints.kind(DIGEST)).isEmpty();

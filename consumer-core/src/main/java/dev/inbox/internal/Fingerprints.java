@@ -3,6 +3,7 @@ package dev.inbox.internal;
 import static java.nio.charset.StandardCharsets.US_ASCII;
 
 import java.nio.charset.StandardCharsets;
+import java.security.DigestException;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.Arrays;
@@ -26,11 +27,33 @@ public final class Fingerprints {
 
   private static final int MAX_KIND_LENGTH = 32;
 
+  private static final int SHA256_LENGTH = 32;
+
+  /**
+   * The tag of {@link #MESSAGE_KIND}, made once: a consumer fingerprints every message it reads, so
+   * {@link #ofMessage} writes the tag and the digest straight into the fingerprint.
+   */
+  private static final byte[] MESSAGE_TAG = tagged(MESSAGE_KIND, new byte[0]);
+
+  /**
+   * Cloned for each digest: cheaper than {@link MessageDigest#getInstance}, which looks the
+   * algorithm up among the security providers every time.
+   */
+  private static final MessageDigest SHA256_PROTOTYPE = lookUpSha256();
+
   private Fingerprints() {}
 
   /** The fingerprint of a message's body, of kind {@link #MESSAGE_KIND}. */
   public static byte[] ofMessage(byte[] body) {
-    return tagged(MESSAGE_KIND, sha256(body == null ? new byte[0] : body));
+    byte[] fingerprint = Arrays.copyOf(MESSAGE_TAG, MESSAGE_TAG.length + SHA256_LENGTH);
+    MessageDigest digest = newDigest();
+    digest.update(body == null ? new byte[0] : body);
+    try {
+      digest.digest(fingerprint, MESSAGE_TAG.length, SHA256_LENGTH);
+    } catch (DigestException e) {
+      throw new IllegalStateException("a SHA-256 digest is 32 bytes; this indicates a bug", e);
+    }
+    return fingerprint;
   }
 
   /**
@@ -113,6 +136,14 @@ public final class Fingerprints {
 
   /** A fresh SHA-256 digest, for callers that feed several parts. */
   public static MessageDigest newDigest() {
+    try {
+      return (MessageDigest) SHA256_PROTOTYPE.clone();
+    } catch (CloneNotSupportedException e) {
+      return lookUpSha256(); // a provider whose digest cannot be cloned
+    }
+  }
+
+  private static MessageDigest lookUpSha256() {
     try {
       return MessageDigest.getInstance("SHA-256");
     } catch (NoSuchAlgorithmException e) {

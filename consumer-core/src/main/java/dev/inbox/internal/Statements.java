@@ -61,9 +61,15 @@ final class Statements {
       " (scope, key, fingerprint, state, attempts, lease_owner, fencing_token, locked_until,"
           + " created_at, updated_at, completed_at)";
 
+  /**
+   * The claim's answer: each inserted key with its lease end (the rest of a new row, attempts 1,
+   * fencing token 1 and the fingerprint sent, the claimer knows; a batch of 500 keys would
+   * otherwise send every fingerprint back), then each row seen, whole.
+   */
   private static final String INSERTED_AND_SEEN =
-      " RETURNING key, state, attempts, fingerprint, fencing_token, locked_until)"
-          + " SELECT true AS inserted, key, state, attempts, fingerprint, fencing_token,"
+      " RETURNING key, locked_until)"
+          + " SELECT true AS inserted, key, NULL::text AS state, NULL::integer AS attempts,"
+          + " NULL::bytea AS fingerprint, NULL::bigint AS fencing_token,"
           + " locked_until, NULL::boolean AS lease_live, NULL::integer AS result_status,"
           + " NULL::text[] AS result_headers,"
           + " NULL::bytea AS result_body, NULL::bytea AS result_body_sha256 FROM inserted"

@@ -62,18 +62,32 @@ public interface KeyExtractor<K, V> {
    */
   private static String headerValue(ConsumerRecord<?, ?> record, String name) {
     Header header = record.headers().lastHeader(name);
-    if (header == null || header.value() == null) {
+    byte[] bytes = header == null ? null : header.value();
+    if (bytes == null) {
       return null;
+    }
+    if (isAscii(bytes)) {
+      // Valid UTF-8 as it is, and the common case: no decoder to create for every record.
+      return new String(bytes, StandardCharsets.US_ASCII);
     }
     try {
       return StandardCharsets.UTF_8
           .newDecoder()
           .onMalformedInput(CodingErrorAction.REPORT)
           .onUnmappableCharacter(CodingErrorAction.REPORT)
-          .decode(ByteBuffer.wrap(header.value()))
+          .decode(ByteBuffer.wrap(bytes))
           .toString();
     } catch (CharacterCodingException e) {
       throw new IllegalArgumentException("the '" + name + "' header is not valid UTF-8", e);
     }
+  }
+
+  private static boolean isAscii(byte[] bytes) {
+    for (byte b : bytes) {
+      if (b < 0) {
+        return false;
+      }
+    }
+    return true;
   }
 }
