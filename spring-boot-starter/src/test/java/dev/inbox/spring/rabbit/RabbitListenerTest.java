@@ -52,6 +52,7 @@ class RabbitListenerTest {
   private static final String STORM = TestRabbit.newQueueName("boot-storm");
   private static final String POISON = TestRabbit.newQueueName("boot-poison");
   private static final String MANUAL = TestRabbit.newQueueName("boot-manual");
+  private static final String AUTO_CHANNEL = TestRabbit.newQueueName("boot-auto-channel");
   private static final String DEAD_LETTERS = TestRabbit.newQueueName("boot-dead");
 
   @DynamicPropertySource
@@ -74,6 +75,7 @@ class RabbitListenerTest {
     registry.add("test.queue.storm", () -> STORM);
     registry.add("test.queue.poison", () -> POISON);
     registry.add("test.queue.manual", () -> MANUAL);
+    registry.add("test.queue.auto-channel", () -> AUTO_CHANNEL);
   }
 
   /** The queues, auto-deleted with the test's connection, and a dead-letter queue. */
@@ -100,6 +102,16 @@ class RabbitListenerTest {
     }
 
     @Bean
+    Queue autoChannel() {
+      return new Queue(AUTO_CHANNEL, false, false, true);
+    }
+
+    @Bean
+    ConsumerStarts consumerStarts() {
+      return new ConsumerStarts();
+    }
+
+    @Bean
     Queue deadLetters() {
       return new Queue(DEAD_LETTERS, false, false, true);
     }
@@ -120,6 +132,7 @@ class RabbitListenerTest {
   @Autowired ClaimCounter claims;
   @Autowired JdbcTemplate jdbc;
   @Autowired Inbox inbox;
+  @Autowired ConsumerStarts consumerStarts;
 
   @Test
   void writes_commit_with_the_key_and_redeliveries_are_acknowledged_without_a_call()
@@ -192,6 +205,38 @@ class RabbitListenerTest {
     assertThat(listeners.calls("manual")).isEqualTo(4);
     assertThat(claims.count(MANUAL, ClaimOutcome.DUPLICATE)).isEqualTo(3);
     assertThat(claims.count(MANUAL, ClaimOutcome.NEW)).isEqualTo(4);
+  }
+
+  @Test
+  void under_auto_ack_mode_a_listener_taking_the_channel_leaves_duplicates_to_the_container()
+      throws Exception {
+    List<String> keys = keys(3);
+    sendEachTwice(AUTO_CHANNEL, keys);
+    // With a prefetch of 1, the last message is delivered after every duplicate before it was
+    // acknowledged; had one been acknowledged twice, the broker would have closed the channel
+    // ("unknown delivery tag") and the container would have started a new consumer for the rest.
+    String last = UUID.randomUUID().toString();
+    send(AUTO_CHANNEL, last);
+    awaitClaims(AUTO_CHANNEL, 7);
+    Await.until(
+        "the last message's effect",
+        Duration.ofSeconds(60),
+        () -> effects("auto-channel", last) == 1);
+    for (String key : keys) {
+      assertThat(effects("auto-channel", key)).as("effects of %s", key).isEqualTo(1);
+    }
+    assertThat(listeners.calls("auto-channel")).isEqualTo(4);
+    assertThat(claims.count(AUTO_CHANNEL, ClaimOutcome.DUPLICATE)).isEqualTo(3);
+    assertThat(claims.count(AUTO_CHANNEL, ClaimOutcome.NEW)).isEqualTo(4);
+    Await.until(
+        "every message of " + AUTO_CHANNEL + " is acknowledged",
+        Duration.ofSeconds(30),
+        () ->
+            rabbit.execute(channel -> channel.queueDeclarePassive(AUTO_CHANNEL)).getMessageCount()
+                == 0);
+    assertThat(consumerStarts.of(AUTO_CHANNEL))
+        .as("consumers started on %s: one, never restarted after a closed channel", AUTO_CHANNEL)
+        .isEqualTo(1);
   }
 
   private static List<String> keys(int count) {

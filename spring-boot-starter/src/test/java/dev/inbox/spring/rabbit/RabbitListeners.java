@@ -53,6 +53,16 @@ public class RabbitListeners {
     channel.basicAck(deliveryTag, false);
   }
 
+  /**
+   * The default AUTO ack mode with the {@link Channel} as a parameter: the container acknowledges,
+   * duplicates included, and the listener never does.
+   */
+  @Transactional
+  @RabbitListener(queues = "${test.queue.auto-channel}")
+  public void onAutoWithChannel(String payload, Channel channel) {
+    effect("auto-channel", payload);
+  }
+
   private void effect(String listener, String payload) {
     calls.computeIfAbsent(listener, l -> new AtomicInteger()).incrementAndGet();
     jdbc.update("INSERT INTO boot_rabbit.effects (listener, key) VALUES (?, ?)", listener, payload);
