@@ -1,6 +1,7 @@
 package dev.inbox.spring.rabbit;
 
 import com.rabbitmq.client.Channel;
+import dev.inbox.NonRetryableException;
 import java.io.IOException;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -41,6 +42,16 @@ public class RabbitListeners {
   public void onPoison(String payload) {
     effect("poison", payload);
     throw new IllegalStateException("payment " + payload + " cannot be booked");
+  }
+
+  /** Refuses a payment by policy: not retryable, dead-lettered at once. */
+  @Transactional
+  @RabbitListener(queues = "${test.queue.strict}")
+  public void onStrict(String payload) {
+    effect("strict", payload);
+    if (payload.startsWith("refuse")) {
+      throw new NonRetryableException("payment " + payload + " is refused by policy");
+    }
   }
 
   /** Manual acknowledgement: the listener acknowledges its own messages; the inbox, duplicates. */
