@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.inbox.ClaimOutcome;
 import dev.inbox.Inbox;
 import dev.inbox.spring.TestApplication;
-import dev.inbox.testing.TestDatabase;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.HashSet;
@@ -13,8 +12,6 @@ import java.util.List;
 import java.util.Set;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
-import org.springframework.boot.WebApplicationType;
-import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.jdbc.core.JdbcTemplate;
 
@@ -24,7 +21,6 @@ import org.springframework.jdbc.core.JdbcTemplate;
  * table), then the inbox's migration, then JdbcTemplate users. Each test has a schema of its own.
  */
 class ApplicationFlywayTest {
-  private static final TestDatabase DB = TestDatabase.shared();
 
   @Test
   void the_applications_flyway_and_the_inbox_migrate_one_fresh_schema_in_that_order() {
@@ -82,17 +78,9 @@ class ApplicationFlywayTest {
   }
 
   private static ConfigurableApplicationContext start(String schema) {
-    return new SpringApplicationBuilder(TestApplication.class)
-        .web(WebApplicationType.NONE)
-        .properties(
-            "spring.datasource.url=" + DB.jdbcUrl(),
-            "spring.datasource.username=" + DB.user(),
-            "spring.datasource.password=" + DB.password(),
-            "spring.jpa.hibernate.ddl-auto=none",
-            "spring.flyway.default-schema=" + schema,
-            "spring.flyway.locations=classpath:db/app-flyway",
-            "inbox.schema=" + schema,
-            "inbox.listeners.enabled=false")
-        .run();
+    return TestApplication.start(
+        "spring.flyway.default-schema=" + schema,
+        "spring.flyway.locations=classpath:db/app-flyway",
+        "inbox.schema=" + schema);
   }
 }
