@@ -7,6 +7,7 @@ import dev.inbox.micrometer.MicrometerInboxListener;
 import dev.inbox.spi.CallerTransactions;
 import dev.inbox.spi.InboxListener;
 import dev.inbox.spring.CompositeInboxListener;
+import dev.inbox.spring.InboxMigration;
 import dev.inbox.spring.SpringCallerTransactions;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.List;
@@ -21,6 +22,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.sql.init.dependency.DependsOnDatabaseInitialization;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
@@ -28,10 +30,10 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
 /**
  * An {@link Inbox} on the application's {@link DataSource}, joined to Spring's transactions on it
  * ({@link SpringCallerTransactions}), configured from {@code inbox.*} ({@link InboxProperties}),
- * its table migrated at startup (or its DDL logged with {@code inbox.migration.enabled=false}), and
- * its meters in the application's {@code MeterRegistry} when there is one. Every {@code
- * InboxListener} bean (the meters, the health indicator's, the application's own) receives the
- * inbox's events.
+ * its table migrated at startup by {@link InboxMigration} after the application's Flyway or
+ * Liquibase (or its DDL logged with {@code inbox.migration.enabled=false}), and its meters in the
+ * application's {@code MeterRegistry} when there is one. Every {@code InboxListener} bean (the
+ * meters, the health indicator's, the application's own) receives the inbox's events.
  *
  * <p>Every bean backs off when the application declares one of the same type. Auto-configurations
  * that moved packages between Boot 3 and Boot 4 are named by strings, both lines' names, so that
@@ -71,15 +73,34 @@ public class InboxAutoConfiguration {
     return new SpringCallerTransactions(dataSource);
   }
 
+  /**
+   * The table's migration, a database initializer of its own (see {@link InboxMigration}): Boot
+   * orders it after the application's Flyway and Liquibase.
+   */
+  @Bean
+  @ConditionalOnMissingBean
+  @ConditionalOnProperty(prefix = "inbox.migration", name = "enabled", matchIfMissing = true)
+  public InboxMigration inboxMigration(DataSource dataSource, InboxSettings settings) {
+    return new InboxMigration(dataSource, settings);
+  }
+
+  /**
+   * The inbox, created after every database initializer (Flyway, Liquibase, its own migration), so
+   * that its table exists when the janitor starts, also when Liquibase creates it.
+   */
   @Bean(destroyMethod = "close")
   @ConditionalOnMissingBean
+  @DependsOnDatabaseInitialization
   public Inbox inbox(
       DataSource dataSource,
       InboxSettings settings,
       CallerTransactions callerTransactions,
-      InboxProperties properties) {
-    boolean migrate = properties.getMigration().isEnabled();
-    if (!migrate) {
+      InboxProperties properties,
+      ObjectProvider<InboxMigration> migration) {
+    // Also without Boot's database initialization ordering (no JdbcTemplate, Flyway or JPA
+    // auto-configuration): creating the migration bean migrates the table.
+    migration.getIfAvailable();
+    if (!properties.getMigration().isEnabled()) {
       log.info(
           "inbox.migration.enabled=false: the inbox expects its table {} to exist; create it with"
               + " (Liquibase, your own Flyway):\n{}",
@@ -90,7 +111,6 @@ public class InboxAutoConfiguration {
         .dataSource(dataSource)
         .settings(settings)
         .callerTransactions(callerTransactions)
-        .migrate(migrate)
         .build();
   }
 

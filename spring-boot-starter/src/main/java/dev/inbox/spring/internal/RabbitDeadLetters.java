@@ -21,6 +21,6 @@ public final class RabbitDeadLetters {
     return causes.headers(
         failure,
         () -> message.getMessageProperties().getConsumerQueue(),
-        () -> new RabbitDelivery(null, List.of(message), false).messages().get(0).key());
+        () -> new RabbitDelivery(null, List.of(message), false, null).messages().get(0).key());
   }
 }

@@ -19,12 +19,17 @@ final class RabbitDelivery implements Delivery {
   private final Channel channel;
   private final List<org.springframework.amqp.core.Message> amqpMessages;
   private final boolean batch;
+  private final RabbitAcknowledgeModes acknowledgeModes;
 
   RabbitDelivery(
-      Channel channel, List<org.springframework.amqp.core.Message> amqpMessages, boolean batch) {
+      Channel channel,
+      List<org.springframework.amqp.core.Message> amqpMessages,
+      boolean batch,
+      RabbitAcknowledgeModes acknowledgeModes) {
     this.channel = channel;
     this.amqpMessages = amqpMessages;
     this.batch = batch;
+    this.acknowledgeModes = acknowledgeModes;
   }
 
   @Override
@@ -88,22 +93,23 @@ final class RabbitDelivery implements Delivery {
   }
 
   /**
-   * A listener that takes the {@link Channel} acknowledges itself (manual ack mode): the inbox
-   * acknowledges the duplicates it did not pass to it. Otherwise the container does.
+   * Acknowledges the skipped duplicates where the container does not: in MANUAL mode, where the
+   * listener acknowledges the messages it is given. In AUTO mode the container acknowledges them
+   * when the listener returns (a second acknowledgement of one delivery tag closes the channel:
+   * "unknown delivery tag"), whether or not the listener takes the {@link Channel}; in NONE mode
+   * the broker needs none.
    */
   @Override
   public void acknowledgeSkipped(Object[] listenerArguments) {
-    for (Object argument : listenerArguments) {
-      if (argument instanceof Channel) {
-        try {
-          for (org.springframework.amqp.core.Message message : amqpMessages) {
-            channel.basicAck(message.getMessageProperties().getDeliveryTag(), false);
-          }
-        } catch (IOException e) {
-          throw new UncheckedIOException("could not acknowledge a duplicate", e);
-        }
-        return;
+    if (!acknowledgeModes.of(scope()).isManual()) {
+      return;
+    }
+    try {
+      for (org.springframework.amqp.core.Message message : amqpMessages) {
+        channel.basicAck(message.getMessageProperties().getDeliveryTag(), false);
       }
+    } catch (IOException e) {
+      throw new UncheckedIOException("could not acknowledge a duplicate", e);
     }
   }
 }

@@ -13,6 +13,11 @@ import org.springframework.amqp.core.Message;
  * invokeListener(Channel, data)}, where data is one {@link Message} or a list of them.
  */
 public final class RabbitDeliveryAdvice implements MethodInterceptor {
+  private final RabbitAcknowledgeModes acknowledgeModes;
+
+  RabbitDeliveryAdvice(RabbitAcknowledgeModes acknowledgeModes) {
+    this.acknowledgeModes = acknowledgeModes;
+  }
 
   @Override
   @SuppressWarnings("unchecked")
@@ -22,11 +27,12 @@ public final class RabbitDeliveryAdvice implements MethodInterceptor {
       return invocation.proceed();
     }
     if (arguments[1] instanceof Message message) {
-      CurrentDelivery.set(new RabbitDelivery(channel, List.of(message), false));
+      CurrentDelivery.set(new RabbitDelivery(channel, List.of(message), false, acknowledgeModes));
     } else if (arguments[1] instanceof List<?> list
         && !list.isEmpty()
         && list.get(0) instanceof Message) {
-      CurrentDelivery.set(new RabbitDelivery(channel, (List<Message>) list, true));
+      CurrentDelivery.set(
+          new RabbitDelivery(channel, (List<Message>) list, true, acknowledgeModes));
     } else {
       return invocation.proceed();
     }

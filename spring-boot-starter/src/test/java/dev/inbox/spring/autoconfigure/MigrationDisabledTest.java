@@ -16,8 +16,6 @@ import java.sql.Statement;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
-import org.springframework.boot.WebApplicationType;
-import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.context.ConfigurableApplicationContext;
@@ -83,17 +81,7 @@ class MigrationDisabledTest {
   }
 
   private static ConfigurableApplicationContext start(String schema) {
-    return new SpringApplicationBuilder(TestApplication.class)
-        .web(WebApplicationType.NONE)
-        .properties(
-            "spring.datasource.url=" + DB.jdbcUrl(),
-            "spring.datasource.username=" + DB.user(),
-            "spring.datasource.password=" + DB.password(),
-            "spring.jpa.hibernate.ddl-auto=none",
-            "inbox.schema=" + schema,
-            "inbox.migration.enabled=false",
-            "inbox.listeners.enabled=false")
-        .run();
+    return TestApplication.start("inbox.schema=" + schema, "inbox.migration.enabled=false");
   }
 
   private static int query(String sql) throws Exception {

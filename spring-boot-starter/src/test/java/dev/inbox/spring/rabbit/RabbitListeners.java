@@ -1,6 +1,7 @@
 package dev.inbox.spring.rabbit;
 
 import com.rabbitmq.client.Channel;
+import dev.inbox.NonRetryableException;
 import java.io.IOException;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -43,6 +44,16 @@ public class RabbitListeners {
     throw new IllegalStateException("payment " + payload + " cannot be booked");
   }
 
+  /** Refuses a payment by policy: not retryable, dead-lettered at once. */
+  @Transactional
+  @RabbitListener(queues = "${test.queue.strict}")
+  public void onStrict(String payload) {
+    effect("strict", payload);
+    if (payload.startsWith("refuse")) {
+      throw new NonRetryableException("payment " + payload + " is refused by policy");
+    }
+  }
+
   /** Manual acknowledgement: the listener acknowledges its own messages; the inbox, duplicates. */
   @Transactional
   @RabbitListener(queues = "${test.queue.manual}", ackMode = "MANUAL")
@@ -51,6 +62,16 @@ public class RabbitListeners {
       throws IOException {
     effect("manual", payload);
     channel.basicAck(deliveryTag, false);
+  }
+
+  /**
+   * The default AUTO ack mode with the {@link Channel} as a parameter: the container acknowledges,
+   * duplicates included, and the listener never does.
+   */
+  @Transactional
+  @RabbitListener(queues = "${test.queue.auto-channel}")
+  public void onAutoWithChannel(String payload, Channel channel) {
+    effect("auto-channel", payload);
   }
 
   private void effect(String listener, String payload) {
