@@ -17,7 +17,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.springframework.amqp.core.Message;
 import org.springframework.amqp.core.MessageBuilder;
@@ -222,10 +221,6 @@ class RabbitListenerTest {
   }
 
   @Test
-  @Disabled(
-      "starter defect: Boot's listener retry retries a listener's NonRetryableException (only"
-          + " Kafka's DefaultErrorHandler is told it is not retryable), so the inbox counts"
-          + " max-attempts and the message is republished as gave_up; enable once fixed")
   void a_listeners_non_retryable_exception_is_republished_with_its_attempt() throws Exception {
     String key = UUID.randomUUID().toString();
     send(STRICT, key, "refuse-" + key);
