@@ -1,6 +1,7 @@
 package dev.inbox.spring.autoconfigure;
 
 import dev.inbox.InboxSettings;
+import dev.inbox.Storage;
 import java.time.Duration;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
@@ -21,6 +22,13 @@ public class InboxProperties {
 
   /** Name of the inbox table; its Flyway history is "<table>_schema_history". */
   private String table = InboxSettings.DEFAULT_TABLE;
+
+  /**
+   * How the inbox table stores its records: "table" (one plain table; the janitor deletes expired
+   * keys in batches) or "partitioned" (generations the janitor drops whole; needs READ COMMITTED
+   * callers). The inbox refuses to start on a table of the other layout.
+   */
+  private Storage storage = InboxSettings.DEFAULT_STORAGE;
 
   /** How long a claim waits for another transaction that holds the same key. */
   private Duration lockTimeout = InboxSettings.DEFAULT_LOCK_TIMEOUT;
@@ -121,6 +129,7 @@ public class InboxProperties {
         InboxSettings.builder()
             .schema(schema)
             .table(table)
+            .storage(storage)
             .lockTimeout(lockTimeout)
             .leaseDuration(leaseDuration)
             .maxAttempts(maxAttempts)
@@ -139,6 +148,14 @@ public class InboxProperties {
 
   public void setEnabled(boolean enabled) {
     this.enabled = enabled;
+  }
+
+  public Storage getStorage() {
+    return storage;
+  }
+
+  public void setStorage(Storage storage) {
+    this.storage = storage;
   }
 
   public String getSchema() {
