@@ -46,6 +46,13 @@ public interface Delivery {
   void acknowledgeSkipped(Object[] listenerArguments);
 
   /**
+   * Acknowledges the duplicates a batch listener is not given (the messages at these indexes),
+   * where the listener acknowledges only the messages it is given; a no-op where the container or
+   * one acknowledgement of the whole batch settles them.
+   */
+  void acknowledgeDuplicates(int[] indexes);
+
+  /**
    * One message: its key and its payload fingerprint (null: none), or, when no valid key could be
    * found for it, what is wrong with it (the key is then null).
    */

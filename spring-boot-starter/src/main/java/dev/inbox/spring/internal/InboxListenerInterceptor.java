@@ -9,6 +9,7 @@ import dev.inbox.spring.DeliveryRejectedException;
 import dev.inbox.spring.KeyInProgressException;
 import java.sql.Connection;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.function.Supplier;
 import org.aopalliance.intercept.MethodInterceptor;
@@ -23,8 +24,9 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * registers a {@link Completion} that completes their keys before the transaction commits.
  *
  * <p>A duplicate is not passed to the method (a record listener is not called; a batch listener
- * gets its list arguments without the duplicates), and the container acknowledges it as handled. A
- * key that gave up or mismatches is a {@link DeliveryRejectedException} (not retryable: the error
+ * gets its list arguments without the duplicates), and the container acknowledges it as handled (in
+ * a manual ack mode, where the listener acknowledges only what it is given, the inbox does). A key
+ * that gave up or mismatches is a {@link DeliveryRejectedException} (not retryable: the error
  * handler's recoverer gets it); one held elsewhere is a {@link KeyInProgressException} (retried).
  * In a batch, these are raised after the new messages committed, naming the first such message, so
  * that the container settles the batch up to it and delivers the rest again.
@@ -60,6 +62,8 @@ public final class InboxListenerInterceptor implements MethodInterceptor {
     List<Delivery.Message> messages = delivery.messages();
     List<Claim> newClaims = new ArrayList<>();
     int[] newIndexes = new int[messages.size()];
+    int[] duplicateIndexes = new int[messages.size()];
+    int duplicates = 0;
     int firstUnsettled = -1;
     RuntimeException unsettled = null;
     for (int i = 0; i < messages.size(); i++) {
@@ -79,6 +83,8 @@ public final class InboxListenerInterceptor implements MethodInterceptor {
         if (claim.outcome() == ClaimOutcome.NEW) {
           newIndexes[newClaims.size()] = i;
           newClaims.add(claim);
+        } else if (claim.outcome() == ClaimOutcome.DUPLICATE) {
+          duplicateIndexes[duplicates++] = i;
         }
       }
       if (refusal != null && unsettled == null) {
@@ -89,14 +95,19 @@ public final class InboxListenerInterceptor implements MethodInterceptor {
         }
       }
     }
-    if (newClaims.isEmpty()) {
-      if (unsettled != null) {
-        throw delivery.failedAt(firstUnsettled, unsettled);
-      }
+    if (newClaims.isEmpty() && unsettled == null) {
       delivery.acknowledgeSkipped(invocation.getArguments());
       return null;
     }
-    int[] deliveryIndexOfArgument = java.util.Arrays.copyOf(newIndexes, newClaims.size());
+    if (delivery.batch() && duplicates > 0) {
+      // A duplicate is settled already (its key committed elsewhere): acknowledged whatever becomes
+      // of the rest of the batch.
+      delivery.acknowledgeDuplicates(Arrays.copyOf(duplicateIndexes, duplicates));
+    }
+    if (newClaims.isEmpty()) {
+      throw delivery.failedAt(firstUnsettled, unsettled);
+    }
+    int[] deliveryIndexOfArgument = Arrays.copyOf(newIndexes, newClaims.size());
     if (delivery.batch() && newClaims.size() < messages.size()) {
       keepOnly(invocation, messages.size(), deliveryIndexOfArgument);
     }

@@ -128,6 +128,13 @@ final class KafkaDelivery implements Delivery {
     return null;
   }
 
+  /**
+   * Nothing to do: a batch's {@link Acknowledgment} commits the offsets of the whole batch, the
+   * duplicates left out of the listener's list included.
+   */
+  @Override
+  public void acknowledgeDuplicates(int[] indexes) {}
+
   @Override
   public void acknowledgeSkipped(Object[] listenerArguments) {
     for (Object argument : listenerArguments) {

@@ -6,7 +6,9 @@ import dev.inbox.internal.Fingerprints;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 
 /**
  * The messages a Spring AMQP container hands to a listener: the key is the {@code messageId}
@@ -20,6 +22,9 @@ final class RabbitDelivery implements Delivery {
   private final List<org.springframework.amqp.core.Message> amqpMessages;
   private final boolean batch;
   private final RabbitAcknowledgeModes acknowledgeModes;
+  // The delivery tags the inbox acknowledged: a retry interceptor calls the listener again with
+  // this same delivery, and a second acknowledgement of a tag closes the channel.
+  private final Set<Long> acknowledged = new HashSet<>();
 
   RabbitDelivery(
       Channel channel,
@@ -101,12 +106,29 @@ final class RabbitDelivery implements Delivery {
    */
   @Override
   public void acknowledgeSkipped(Object[] listenerArguments) {
-    if (!acknowledgeModes.of(scope()).isManual()) {
+    int[] all = new int[amqpMessages.size()];
+    for (int i = 0; i < all.length; i++) {
+      all[i] = i;
+    }
+    acknowledgeDuplicates(all);
+  }
+
+  /**
+   * One by one ({@code multiple} false: an earlier tag may be a new message the listener has yet to
+   * settle), before the listener runs, so that a listener acknowledging its last tag with {@code
+   * multiple} true never names a tag the inbox acknowledged.
+   */
+  @Override
+  public void acknowledgeDuplicates(int[] indexes) {
+    if (indexes.length == 0 || !acknowledgeModes.of(scope()).isManual()) {
       return;
     }
     try {
-      for (org.springframework.amqp.core.Message message : amqpMessages) {
-        channel.basicAck(message.getMessageProperties().getDeliveryTag(), false);
+      for (int index : indexes) {
+        long tag = amqpMessages.get(index).getMessageProperties().getDeliveryTag();
+        if (acknowledged.add(tag)) {
+          channel.basicAck(tag, false);
+        }
       }
     } catch (IOException e) {
       throw new UncheckedIOException("could not acknowledge a duplicate", e);

@@ -67,6 +67,7 @@ class KafkaListenerTest {
   private static final String STRICT = KAFKA.newTopic("boot-strict", 1);
   private static final String MANUAL = KAFKA.newTopic("boot-manual", 1);
   private static final String MANUAL_IMMEDIATE = KAFKA.newTopic("boot-manual-immediate", 1);
+  private static final String MANUAL_BATCH = KAFKA.newTopic("boot-manual-batch", 1);
 
   @DynamicPropertySource
   static void services(DynamicPropertyRegistry registry) {
@@ -80,6 +81,7 @@ class KafkaListenerTest {
     registry.add("test.topic.manual", () -> MANUAL);
     registry.add("test.topic.strict", () -> STRICT);
     registry.add("test.topic.manual-immediate", () -> MANUAL_IMMEDIATE);
+    registry.add("test.topic.manual-batch", () -> MANUAL_BATCH);
   }
 
   /** What an application configures for failures: retries, then a dead-letter topic. */
@@ -242,6 +244,31 @@ class KafkaListenerTest {
   @Test
   void under_manual_immediate_ack_mode_duplicates_are_acknowledged_too() throws Exception {
     assertDuplicatesAcknowledged(MANUAL_IMMEDIATE, "manual-immediate");
+  }
+
+  /**
+   * A batch listener's one acknowledgement commits its whole batch: the group commits past the
+   * duplicates the inbox left out of the listener's list, so none is delivered again.
+   */
+  @Test
+  void under_manual_ack_mode_a_batch_listeners_acknowledgement_commits_its_duplicates_too()
+      throws Exception {
+    List<String> keys = keys(4);
+    for (String key : keys.subList(0, 3)) {
+      send(MANUAL_BATCH, null, key, key);
+    }
+    awaitCommitted("manual-batch-listener", MANUAL_BATCH, 3);
+    // Duplicates and a new record, then a duplicate alone (acknowledged by the inbox).
+    for (String key : keys) {
+      send(MANUAL_BATCH, null, key, key);
+    }
+    awaitCommitted("manual-batch-listener", MANUAL_BATCH, 7);
+    send(MANUAL_BATCH, null, keys.get(3), keys.get(3));
+    awaitCommitted("manual-batch-listener", MANUAL_BATCH, 8);
+    for (String key : keys) {
+      assertThat(effects("manual-batch", key)).as("effects of %s", key).isEqualTo(1);
+    }
+    assertThat(listeners.calls("manual-batch")).as("records given to the listener").isEqualTo(4);
   }
 
   /**

@@ -88,6 +88,25 @@ public class KafkaListeners {
     effectThenAcknowledge("manual-immediate", payload, ack);
   }
 
+  /**
+   * A batch listener in manual ack mode: its one acknowledgement covers the whole batch, the
+   * duplicates the inbox left out of its list included. Counts one call per record it is given.
+   */
+  @Transactional
+  @KafkaListener(
+      topics = "${test.topic.manual-batch}",
+      groupId = "manual-batch-listener",
+      batch = "true",
+      containerPostProcessor = "manualAck")
+  public void onManualBatch(List<String> payloads, Acknowledgment ack) {
+    for (String payload : payloads) {
+      call("manual-batch");
+      jdbc.update(
+          "INSERT INTO boot_kafka.effects (listener, key) VALUES ('manual-batch', ?)", payload);
+    }
+    ack.acknowledge();
+  }
+
   private void effectThenAcknowledge(String listener, String payload, Acknowledgment ack) {
     call(listener);
     jdbc.update("INSERT INTO boot_kafka.effects (listener, key) VALUES (?, ?)", listener, payload);

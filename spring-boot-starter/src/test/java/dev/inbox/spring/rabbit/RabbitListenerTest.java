@@ -10,7 +10,6 @@ import dev.inbox.spring.InboxRepublishMessageRecoverer;
 import dev.inbox.spring.TestApplication;
 import dev.inbox.testing.Await;
 import dev.inbox.testing.TestRabbit;
-import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -61,19 +60,7 @@ class RabbitListenerTest {
   @DynamicPropertySource
   static void services(DynamicPropertyRegistry registry) {
     TestApplication.database(registry);
-    // Boot reads the virtual host of an address as it is, so "%2F" is passed decoded.
-    URI amqp = URI.create(TestRabbit.shared().uri());
-    String[] credentials = amqp.getUserInfo().split(":", 2);
-    registry.add("spring.rabbitmq.host", amqp::getHost);
-    registry.add("spring.rabbitmq.port", () -> amqp.getPort() < 0 ? 5672 : amqp.getPort());
-    registry.add("spring.rabbitmq.username", () -> credentials[0]);
-    registry.add("spring.rabbitmq.password", () -> credentials[1]);
-    registry.add(
-        "spring.rabbitmq.virtual-host",
-        () ->
-            amqp.getPath() == null || amqp.getPath().length() <= 1
-                ? "/"
-                : amqp.getPath().substring(1));
+    RabbitConnection.register(registry);
     registry.add("test.queue.payments", () -> PAYMENTS);
     registry.add("test.queue.storm", () -> STORM);
     registry.add("test.queue.poison", () -> POISON);
