@@ -18,6 +18,15 @@ public class ClaimCounter implements InboxListener {
     counts.computeIfAbsent(scope + "/" + outcome, k -> new AtomicInteger()).addAndGet(count);
   }
 
+  /** The claims of a scope, whatever their outcome. */
+  public int total(String scope) {
+    int total = 0;
+    for (ClaimOutcome outcome : ClaimOutcome.values()) {
+      total += count(scope, outcome);
+    }
+    return total;
+  }
+
   public int count(String scope, ClaimOutcome outcome) {
     AtomicInteger count = counts.get(scope + "/" + outcome);
     return count == null ? 0 : count.get();

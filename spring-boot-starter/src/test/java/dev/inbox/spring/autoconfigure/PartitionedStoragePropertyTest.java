@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.inbox.ClaimOutcome;
 import dev.inbox.Inbox;
 import dev.inbox.Storage;
+import dev.inbox.TransactionalHandler;
 import dev.inbox.spring.TestApplication;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -41,26 +42,13 @@ class PartitionedStoragePropertyTest {
 
       String key = UUID.randomUUID().toString();
       AtomicInteger effects = new AtomicInteger();
-      ClaimOutcome first =
-          inbox
-              .execute(
-                  "boot-partitioned",
-                  key,
-                  tx -> {
-                    effects.incrementAndGet();
-                    return null;
-                  })
-              .outcome();
-      ClaimOutcome second =
-          inbox
-              .execute(
-                  "boot-partitioned",
-                  key,
-                  tx -> {
-                    effects.incrementAndGet();
-                    return null;
-                  })
-              .outcome();
+      TransactionalHandler effect =
+          tx -> {
+            effects.incrementAndGet();
+            return null;
+          };
+      ClaimOutcome first = inbox.execute("boot-partitioned", key, effect).outcome();
+      ClaimOutcome second = inbox.execute("boot-partitioned", key, effect).outcome();
       assertThat(first).isEqualTo(ClaimOutcome.NEW);
       assertThat(second).isEqualTo(ClaimOutcome.DUPLICATE);
       assertThat(effects).hasValue(1);

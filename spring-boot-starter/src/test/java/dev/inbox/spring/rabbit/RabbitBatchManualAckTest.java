@@ -190,15 +190,7 @@ class RabbitBatchManualAckTest {
 
   private void awaitClaims(int count) throws Exception {
     Await.until(
-        count + " claims on " + QUEUE,
-        Duration.ofSeconds(90),
-        () -> {
-          int total = 0;
-          for (ClaimOutcome outcome : ClaimOutcome.values()) {
-            total += claims.count(QUEUE, outcome);
-          }
-          return total >= count;
-        });
+        count + " claims on " + QUEUE, Duration.ofSeconds(90), () -> claims.total(QUEUE) >= count);
   }
 
   private int effects(String key) {

@@ -324,15 +324,7 @@ class RabbitListenerTest {
   /** Until that many claims (new, duplicate, or any other answer) were made on the queue. */
   private void awaitClaims(String queue, int count) throws Exception {
     Await.until(
-        count + " claims on " + queue,
-        Duration.ofSeconds(90),
-        () -> {
-          int total = 0;
-          for (ClaimOutcome outcome : ClaimOutcome.values()) {
-            total += claims.count(queue, outcome);
-          }
-          return total >= count;
-        });
+        count + " claims on " + queue, Duration.ofSeconds(90), () -> claims.total(queue) >= count);
   }
 
   private int effects(String listener, String key) {
