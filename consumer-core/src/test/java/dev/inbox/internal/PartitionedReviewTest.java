@@ -5,8 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.inbox.AdminAction;
-import dev.inbox.BatchFailurePolicy;
-import dev.inbox.BatchItem;
 import dev.inbox.Claim;
 import dev.inbox.ClaimOutcome;
 import dev.inbox.Inbox;
@@ -15,7 +13,6 @@ import dev.inbox.SettleResult;
 import dev.inbox.StoredResult;
 import dev.inbox.internal.Generations.PartitionState;
 import dev.inbox.testing.Await;
-import dev.inbox.testing.TestDatabase;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.ResultSet;
@@ -106,6 +103,44 @@ class PartitionedReviewTest extends PartitionedTestSupport {
     assertThat(keysStoredTwice()).isZero();
   }
 
+  /**
+   * The same window for a batch on the caller's transaction (a transactional batch listener): its
+   * claim is not the transaction's first statement, so the guard's 40001 is not taken back.
+   */
+  @Disabled(
+      "defect: the key guard's 40001 escapes a batch on the caller's transaction after a normal"
+          + " rotation; the plain table answers DUPLICATE")
+  @Test
+  void a_batch_on_the_callers_transaction_just_after_a_switch_answers_duplicate() throws Exception {
+    ThreadLocal<Connection> callers = new ThreadLocal<>();
+    Inbox joining =
+        Inbox.builder()
+            .dataSource(dataSource)
+            .settings(settings().build())
+            .callerTransactions(callers::get)
+            .migrate(true)
+            .build();
+    inboxes.add(joining);
+    ItemStatus[] status = new ItemStatus[1];
+    claimAcrossTheSwitch(
+        inbox(),
+        () -> {
+          try (Connection c = begin()) {
+            callers.set(c);
+            try {
+              status[0] = batchWithEffect(joining, List.of("k", "k2"));
+              c.commit();
+            } finally {
+              callers.remove();
+            }
+          }
+          return null;
+        });
+    assertThat(status[0]).isEqualTo(ItemStatus.DUPLICATE);
+    assertThat(effects("k")).isEqualTo(1);
+    assertThat(keysStoredTwice()).isZero();
+  }
+
   /** Held: execute's reservation waits for the key's lock and then reads the committed row. */
   @Test
   void an_execute_just_after_a_switch_answers_duplicate() throws Exception {
@@ -125,19 +160,7 @@ class PartitionedReviewTest extends PartitionedTestSupport {
     claimAcrossTheSwitch(
         inbox,
         () -> {
-          status[0] =
-              inbox
-                  .executeBatch(
-                      SCOPE,
-                      List.of(BatchItem.of("k", "k"), BatchItem.of("k2", "k2")),
-                      BatchFailurePolicy.CONTINUE,
-                      (item, tx) -> {
-                        effect(tx, item.key());
-                        return null;
-                      })
-                  .items()
-                  .get(0)
-                  .status();
+          status[0] = batchWithEffect(inbox, List.of("k", "k2"));
           return null;
         });
     assertThat(status[0]).isEqualTo(ItemStatus.DUPLICATE);
@@ -147,15 +170,8 @@ class PartitionedReviewTest extends PartitionedTestSupport {
 
   /** A pool whose transactions are REPEATABLE READ unless told otherwise (Hikari's setting). */
   private HikariDataSource repeatableReadPool() {
-    TestDatabase db = TestDatabase.shared();
     HikariConfig config = new HikariConfig();
-    config.setJdbcUrl(db.jdbcUrl());
-    if (db.user() != null) {
-      config.setUsername(db.user());
-    }
-    if (db.password() != null) {
-      config.setPassword(db.password());
-    }
+    dataSource.copyStateTo(config);
     config.setMaximumPoolSize(4);
     config.setPoolName("review-rr");
     config.setTransactionIsolation("TRANSACTION_REPEATABLE_READ");
