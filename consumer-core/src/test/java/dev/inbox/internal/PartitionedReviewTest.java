@@ -258,17 +258,9 @@ class PartitionedReviewTest extends PartitionedTestSupport {
     ExecutorService retention = Executors.newSingleThreadExecutor();
     long locksHeld;
     try (Connection blocker = begin()) {
-      try (Statement s = blocker.createStatement()) {
-        // The last row's key lock, as execute's reservation of that key would hold it: the
-        // blocker locks no relation, so the retention's wait for lockers lets it through.
-        s.executeQuery(
-                "SELECT pg_advisory_xact_lock(hashtextextended('"
-                    + schema
-                    + ".inbox' || chr(31) || 's' || chr(31) || 'f"
-                    + String.format("%05d", failed)
-                    + "', 0))")
-            .close();
-      }
+      // The last row's key lock: the blocker locks no relation, so the retention's wait for
+      // lockers lets it through, and the carry-over stops at that row with the others moved.
+      lockKey(blocker, "f" + String.format("%05d", failed));
       int blockerPid = pid(blocker);
       Future<Long> retired = retention.submit(() -> generations.retire());
       String carrier =
@@ -316,37 +308,15 @@ class PartitionedReviewTest extends PartitionedTestSupport {
     ExecutorService retention = Executors.newSingleThreadExecutor();
     try (Connection blocker = begin();
         Connection idle = begin()) {
-      try (Statement s = blocker.createStatement()) {
-        s.executeQuery(
-                "SELECT pg_advisory_xact_lock(hashtextextended('"
-                    + schema
-                    + ".inbox' || chr(31) || 's' || chr(31) || 'carried', 0))")
-            .close();
-      }
+      lockKey(blocker, "carried");
       int blockerPid = pid(blocker);
       Future<Long> retired = retention.submit(() -> generations.retire());
-      Await.until(
-          "the carry-over waits for the carried key's lock",
-          Duration.ofMinutes(2),
-          () ->
-              queryLong(
-                      "SELECT count(*) FROM pg_stat_activity WHERE "
-                          + blockerPid
-                          + " = ANY(pg_blocking_pids(pid))")
-                  == 1);
+      awaitBlockedBy("the carry-over waits for the carried key's lock", blockerPid, 1);
       // A caller's transaction, begun after the retention's check, that claims a key and idles.
       assertThat(inbox.claim(idle, SCOPE, "idle", null).isNew()).isTrue();
       int idlePid = pid(idle);
       blocker.rollback();
-      Await.until(
-          "the detach waits for the idle transaction",
-          Duration.ofMinutes(2),
-          () ->
-              queryLong(
-                      "SELECT count(*) FROM pg_stat_activity WHERE "
-                          + idlePid
-                          + " = ANY(pg_blocking_pids(pid))")
-                  == 1);
+      awaitBlockedBy("the detach waits for the idle transaction", idlePid, 1);
       assertThat(executeWithEffect(inbox, "during").outcome())
           .as("claims go on while the detach waits")
           .isEqualTo(ClaimOutcome.NEW);
@@ -362,6 +332,82 @@ class PartitionedReviewTest extends PartitionedTestSupport {
     } finally {
       retention.shutdownNow();
     }
+  }
+
+  /**
+   * The carry-over locks each row and then its key (the guard, on the row's move), in the order it
+   * scans the partition; a batch's upsert locks each key and then its row, in key order. Failed
+   * keys b then a (scan order) and a batch of [a, b]: both queue behind a third transaction that
+   * holds b's key lock, and when it ends the carry-over holds b and wants row a, the batch holds a
+   * and wants b's key. Held: both end with every key carried over and completed once.
+   */
+  @Test
+  void a_batch_retrying_failed_keys_while_the_carry_over_moves_them_both_complete()
+      throws Exception {
+    Inbox inbox =
+        inbox(s -> s.lockTimeout(Duration.ofSeconds(30)).leaseDuration(Duration.ofMinutes(2)));
+    executeFailing(inbox, "b");
+    executeFailing(inbox, "a");
+    Generations generations = generations(inbox);
+    assertThat(generations.rotate(true)).isTrue();
+    generationStartedEarlier(1, RETENTION.plusMinutes(1));
+    ExecutorService threads = Executors.newFixedThreadPool(2);
+    try (Connection blocker = begin()) {
+      lockKey(blocker, "b");
+      int blockerPid = pid(blocker);
+      Future<Long> retired = threads.submit(() -> generations.retire());
+      awaitBlockedBy("the carry-over waits for b", blockerPid, 1);
+      Future<ItemStatus> batch = threads.submit(() -> batchWithEffect(inbox, List.of("a", "b")));
+      // The batch queues behind the carry-over, which is first in b's queue.
+      Await.until(
+          "the batch waits behind the carry-over",
+          Duration.ofMinutes(2),
+          () ->
+              queryLong(
+                      "SELECT count(*) FROM pg_stat_activity WHERE cardinality(pg_blocking_pids(pid))"
+                          + " > 0 AND NOT "
+                          + blockerPid
+                          + " = ANY(pg_blocking_pids(pid))")
+                  == 1);
+      blocker.rollback();
+      ItemStatus first = batch.get();
+      retired.get();
+      assertThat(first).isEqualTo(ItemStatus.COMPLETED);
+    } finally {
+      threads.shutdownNow();
+    }
+    try (Connection c = dataSource.getConnection()) {
+      assertThat(generations.state(c, 0)).isEqualTo(PartitionState.MISSING);
+    }
+    assertThat(effects("a")).isEqualTo(1);
+    assertThat(effects("b")).isEqualTo(1);
+    assertThat(keysStoredTwice()).isZero();
+  }
+
+  /** Takes the key's lock, as execute's reservation of it or the key guard would hold it. */
+  private void lockKey(Connection connection, String key) throws SQLException {
+    try (Statement s = connection.createStatement()) {
+      s.executeQuery(
+              "SELECT pg_advisory_xact_lock(hashtextextended('"
+                  + schema
+                  + ".inbox' || chr(31) || 's' || chr(31) || '"
+                  + key
+                  + "', 0))")
+          .close();
+    }
+  }
+
+  /** Waits until exactly {@code count} backends wait for the one with {@code pid}. */
+  private void awaitBlockedBy(String what, int pid, long count) throws Exception {
+    Await.until(
+        what,
+        Duration.ofMinutes(2),
+        () ->
+            queryLong(
+                    "SELECT count(*) FROM pg_stat_activity WHERE "
+                        + pid
+                        + " = ANY(pg_blocking_pids(pid))")
+                == count);
   }
 
   private static int pid(Connection connection) throws SQLException {
