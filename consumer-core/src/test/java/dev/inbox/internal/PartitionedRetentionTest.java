@@ -3,8 +3,6 @@ package dev.inbox.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.inbox.BatchFailurePolicy;
-import dev.inbox.BatchItem;
 import dev.inbox.Claim;
 import dev.inbox.ClaimOutcome;
 import dev.inbox.Inbox;
@@ -268,20 +266,7 @@ class PartitionedRetentionTest extends PartitionedTestSupport {
   private void assertDuplicate(Inbox inbox, String key) throws SQLException {
     long before = effects(key);
     assertThat(executeWithEffect(inbox, key).outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
-    assertThat(
-            inbox
-                .executeBatch(
-                    SCOPE,
-                    List.of(BatchItem.of(key, key)),
-                    BatchFailurePolicy.CONTINUE,
-                    (item, tx) -> {
-                      effect(tx, item.key());
-                      return null;
-                    })
-                .items()
-                .get(0)
-                .status())
-        .isEqualTo(ItemStatus.DUPLICATE);
+    assertThat(batchWithEffect(inbox, List.of(key))).isEqualTo(ItemStatus.DUPLICATE);
     assertThat(effects(key)).isEqualTo(before);
   }
 

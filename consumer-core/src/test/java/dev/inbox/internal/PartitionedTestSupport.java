@@ -3,10 +3,13 @@ package dev.inbox.internal;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.inbox.BatchFailurePolicy;
+import dev.inbox.BatchItem;
 import dev.inbox.Execution;
 import dev.inbox.HandlerFailedException;
 import dev.inbox.Inbox;
 import dev.inbox.InboxSettings;
+import dev.inbox.ItemStatus;
 import dev.inbox.Storage;
 import dev.inbox.testing.TestDataSources;
 import java.sql.Connection;
@@ -97,6 +100,25 @@ abstract class PartitionedTestSupport {
           effect(tx, key);
           return null;
         });
+  }
+
+  /**
+   * A batch of the keys with {@link BatchFailurePolicy#CONTINUE} and a handler that writes one
+   * effect row per item: the first key's status.
+   */
+  protected ItemStatus batchWithEffect(Inbox inbox, List<String> keys) {
+    return inbox
+        .executeBatch(
+            SCOPE,
+            keys.stream().map(k -> BatchItem.of(k, k)).toList(),
+            BatchFailurePolicy.CONTINUE,
+            (item, tx) -> {
+              effect(tx, item.key());
+              return null;
+            })
+        .items()
+        .get(0)
+        .status();
   }
 
   /** {@code execute} with a handler that throws: a failed attempt, counted on the key. */

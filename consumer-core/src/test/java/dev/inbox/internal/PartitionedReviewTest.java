@@ -1,0 +1,420 @@
+package dev.inbox.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import dev.inbox.AdminAction;
+import dev.inbox.Claim;
+import dev.inbox.ClaimOutcome;
+import dev.inbox.Inbox;
+import dev.inbox.ItemStatus;
+import dev.inbox.SettleResult;
+import dev.inbox.StoredResult;
+import dev.inbox.internal.Generations.PartitionState;
+import dev.inbox.testing.Await;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.junit.jupiter.api.Disabled;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A hostile review of the partitioned storage (issue 22): interleavings around a rotation's switch
+ * and a retention's carry-over, and callers whose pool is not READ COMMITTED. Each test asserts
+ * what the plain table answers for the same interleaving.
+ */
+class PartitionedReviewTest extends PartitionedTestSupport {
+  private static final Duration RETENTION = Duration.ofHours(24);
+
+  /**
+   * The rotation's window: a transaction that first locks the table after the attach (so the
+   * rotation does not wait for it) and before the switch claims k into generation 0 and is still
+   * open after the switch. A claim of k afterwards routes to generation 1, waits for k's lock, and
+   * must answer DUPLICATE once the first commits, as the plain table does.
+   */
+  private Claim claimAcrossTheSwitch(Inbox inbox, Callable<Claim> secondClaim) throws Exception {
+    Generations generations = generations(inbox);
+    ExecutorService threads = Executors.newFixedThreadPool(2);
+    try (Connection old = begin();
+        Connection first = begin()) {
+      assertThat(inbox.claim(old, SCOPE, "before", null).isNew()).isTrue();
+      Future<Boolean> rotated = threads.submit(() -> generations.rotate(true));
+      Await.until(
+          "generation 1 attached",
+          Duration.ofMinutes(2),
+          () -> {
+            try (Connection c = dataSource.getConnection()) {
+              return generations.state(c, 1) == PartitionState.ATTACHED;
+            }
+          });
+      Claim firstClaim = inbox.claim(first, SCOPE, "k", null);
+      assertThat(firstClaim.isNew()).isTrue();
+      effect(first, "k");
+      old.commit();
+      assertThat(rotated.get()).as("the switch does not wait for the later transaction").isTrue();
+      assertThat(writeGeneration()).isEqualTo(1);
+      int firstPid = pid(first);
+      Future<Claim> second = threads.submit(secondClaim);
+      Await.until(
+          "the second claim waits for the first",
+          Duration.ofMinutes(2),
+          () ->
+              queryLong(
+                      "SELECT count(*) FROM pg_stat_activity WHERE "
+                          + firstPid
+                          + " = ANY(pg_blocking_pids(pid))")
+                  > 0);
+      inbox.complete(first, firstClaim, null);
+      first.commit();
+      return second.get();
+    } finally {
+      threads.shutdownNow();
+    }
+  }
+
+  @Disabled(
+      "defect: the key guard's 40001 escapes a claim in the caller's transaction after a normal"
+          + " rotation (InboxDatabaseException 'claim on the caller's transaction failed'); the"
+          + " plain table answers DUPLICATE")
+  @Test
+  void a_claim_in_the_callers_transaction_just_after_a_switch_answers_duplicate() throws Exception {
+    Inbox inbox = inbox();
+    Claim second =
+        claimAcrossTheSwitch(
+            inbox,
+            () -> {
+              try (Connection c = begin()) {
+                Claim claim = inbox.claim(c, SCOPE, "k", null);
+                c.rollback();
+                return claim;
+              }
+            });
+    assertThat(second.outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
+    assertThat(effects("k")).isEqualTo(1);
+    assertThat(keysStoredTwice()).isZero();
+  }
+
+  /**
+   * The same window for a batch on the caller's transaction (a transactional batch listener): its
+   * claim is not the transaction's first statement, so the guard's 40001 is not taken back.
+   */
+  @Disabled(
+      "defect: the key guard's 40001 escapes a batch on the caller's transaction after a normal"
+          + " rotation; the plain table answers DUPLICATE")
+  @Test
+  void a_batch_on_the_callers_transaction_just_after_a_switch_answers_duplicate() throws Exception {
+    ThreadLocal<Connection> callers = new ThreadLocal<>();
+    Inbox joining =
+        Inbox.builder()
+            .dataSource(dataSource)
+            .settings(settings().build())
+            .callerTransactions(callers::get)
+            .migrate(true)
+            .build();
+    inboxes.add(joining);
+    ItemStatus[] status = new ItemStatus[1];
+    claimAcrossTheSwitch(
+        inbox(),
+        () -> {
+          try (Connection c = begin()) {
+            callers.set(c);
+            try {
+              status[0] = batchWithEffect(joining, List.of("k", "k2"));
+              c.commit();
+            } finally {
+              callers.remove();
+            }
+          }
+          return null;
+        });
+    assertThat(status[0]).isEqualTo(ItemStatus.DUPLICATE);
+    assertThat(effects("k")).isEqualTo(1);
+    assertThat(keysStoredTwice()).isZero();
+  }
+
+  /** Held: execute's reservation waits for the key's lock and then reads the committed row. */
+  @Test
+  void an_execute_just_after_a_switch_answers_duplicate() throws Exception {
+    Inbox inbox = inbox();
+    ClaimOutcome outcome =
+        claimAcrossTheSwitch(inbox, () -> executeWithEffect(inbox, "k").claim()).outcome();
+    assertThat(outcome).isEqualTo(ClaimOutcome.DUPLICATE);
+    assertThat(effects("k")).isEqualTo(1);
+    assertThat(keysStoredTwice()).isZero();
+  }
+
+  /** Held: a batch's first statement gets the guard's 40001 and starts again on the full path. */
+  @Test
+  void a_batch_of_its_own_just_after_a_switch_answers_duplicate() throws Exception {
+    Inbox inbox = inbox();
+    ItemStatus[] status = new ItemStatus[1];
+    claimAcrossTheSwitch(
+        inbox,
+        () -> {
+          status[0] = batchWithEffect(inbox, List.of("k", "k2"));
+          return null;
+        });
+    assertThat(status[0]).isEqualTo(ItemStatus.DUPLICATE);
+    assertThat(effects("k")).isEqualTo(1);
+    assertThat(keysStoredTwice()).isZero();
+  }
+
+  /** A pool whose transactions are REPEATABLE READ unless told otherwise (Hikari's setting). */
+  private HikariDataSource repeatableReadPool() {
+    HikariConfig config = new HikariConfig();
+    dataSource.copyStateTo(config);
+    config.setMaximumPoolSize(4);
+    config.setPoolName("review-rr");
+    config.setTransactionIsolation("TRANSACTION_REPEATABLE_READ");
+    return new HikariDataSource(config);
+  }
+
+  private Inbox inboxOn(HikariDataSource pool) {
+    Inbox inbox =
+        Inbox.builder().dataSource(pool).settings(settings().build()).migrate(true).build();
+    inboxes.add(inbox);
+    return inbox;
+  }
+
+  /**
+   * Claims on a REPEATABLE READ pool work (the inbox sets READ COMMITTED on its own transactions),
+   * but the retention's carry-over moves rows through the key guard in the pool's default
+   * isolation.
+   */
+  @Disabled(
+      "defect: on a pool whose default isolation is REPEATABLE READ the carry-over fails with 25000"
+          + " from the key guard at every pass, so no generation is ever retired")
+  @Test
+  void the_retention_retires_a_generation_on_a_repeatable_read_pool() throws Exception {
+    try (HikariDataSource rr = repeatableReadPool()) {
+      Inbox inbox = inboxOn(rr);
+      executeFailing(inbox, "failed");
+      assertThat(executeWithEffect(inbox, "done").outcome()).isEqualTo(ClaimOutcome.NEW);
+      Generations generations = new Generations(rr, inbox.settings());
+      assertThat(generations.rotate(true)).isTrue();
+      generationStartedEarlier(1, RETENTION.plusMinutes(1));
+      generations.retire();
+      try (Connection c = rr.getConnection()) {
+        assertThat(generations.state(c, 0)).isEqualTo(PartitionState.MISSING);
+      }
+      assertThat(generationOf("failed")).isEqualTo(1);
+    }
+  }
+
+  @Disabled(
+      "defect: on a REPEATABLE READ pool an operator's settle of a key without a record fails with"
+          + " 25000 from the key guard (OperatorChanges never sets READ COMMITTED)")
+  @Test
+  void an_operator_settles_a_key_without_a_record_on_a_repeatable_read_pool() throws Exception {
+    try (HikariDataSource rr = repeatableReadPool()) {
+      Inbox inbox = inboxOn(rr);
+      assertThat(executeWithEffect(inbox, "claimed").outcome()).isEqualTo(ClaimOutcome.NEW);
+      StoredResult result = StoredResult.of(200, "by hand".getBytes(StandardCharsets.UTF_8));
+      assertThat(
+              inbox.admin().settle(SCOPE, "never-claimed", result, AdminAction.of("ops", "review")))
+          .isEqualTo(SettleResult.SETTLED);
+    }
+  }
+
+  /**
+   * The carry-over moves every kept row through the key guard, which takes one advisory lock per
+   * row until the carry-over commits: a generation with more kept rows (given-up keys stay FAILED
+   * and are carried over at every retirement) than the shared lock table holds
+   * (max_locks_per_transaction x max_connections, 6 400 at CI's 100 connections) can never be
+   * carried over. Stopped in the middle by the last row's key lock, the carry-over's locks are
+   * counted.
+   */
+  @Disabled(
+      "defect: the carry-over holds one advisory lock per carried row (3001 advisory locks seen on its"
+          + " backend for 3000 FAILED rows, the pass lock and the awaited one included"
+          + " rows), so a generation with more failed keys than the lock table holds is never"
+          + " retired")
+  @Test
+  void the_carry_over_holds_a_bounded_number_of_locks_whatever_the_failed_keys() throws Exception {
+    Inbox inbox =
+        inbox(s -> s.lockTimeout(Duration.ofSeconds(30)).leaseDuration(Duration.ofMinutes(2)));
+    int failed = 3000;
+    sql(
+        "INSERT INTO "
+            + schema
+            + ".inbox (scope, key, state, attempts, last_error, created_at, updated_at)"
+            + " SELECT 's', 'f' || lpad(i::text, 5, '0'), 'FAILED', 5, 'gave up',"
+            + " now() - interval '30 days', now() - interval '30 days'"
+            + " FROM generate_series(1, "
+            + failed
+            + ") AS i");
+    Generations generations = generations(inbox);
+    assertThat(generations.rotate(true)).isTrue();
+    generationStartedEarlier(1, RETENTION.plusMinutes(1));
+    ExecutorService retention = Executors.newSingleThreadExecutor();
+    long locksHeld;
+    try (Connection blocker = begin()) {
+      // The last row's key lock: the blocker locks no relation, so the retention's wait for
+      // lockers lets it through, and the carry-over stops at that row with the others moved.
+      lockKey(blocker, "f" + String.format("%05d", failed));
+      int blockerPid = pid(blocker);
+      Future<Long> retired = retention.submit(() -> generations.retire());
+      String carrier =
+          "SELECT pid FROM pg_stat_activity WHERE " + blockerPid + " = ANY(pg_blocking_pids(pid))";
+      Await.until(
+          "the carry-over waits for the last row",
+          Duration.ofMinutes(2),
+          () -> queryLong("SELECT count(*) FROM (" + carrier + ") AS c") == 1);
+      locksHeld =
+          queryLong(
+              "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = ("
+                  + carrier
+                  + ")");
+      blocker.rollback();
+      retired.get();
+    } finally {
+      retention.shutdownNow();
+    }
+    System.out.printf("carry-over of %d failed keys held %d advisory locks%n", failed, locksHeld);
+    assertThat(queryLong("SELECT count(*) FROM " + schema + ".inbox WHERE generation = 1"))
+        .isEqualTo(failed);
+    assertThat(locksHeld).as("advisory locks held by one carry-over").isLessThan(100);
+  }
+
+  /**
+   * The retention waits at most lockTimeout for the lockers of the retiring partition when it
+   * starts, but the DETACH CONCURRENTLY that follows the carry-over waits, without a bound, for
+   * every transaction that uses the table: one caller's transaction that began after that check and
+   * sits idle keeps the janitor (and, through the pass lock, every node's rotation and retention)
+   * waiting as long as it stays open. Claims go on meanwhile. The carry-over is held up by the
+   * carried key's lock until the idle transaction has begun.
+   */
+  @Disabled(
+      "defect: the retention's DETACH CONCURRENTLY waits without a bound (no lock_timeout) for a"
+          + " caller's transaction idle since after the lockers check; the pass never ends while it"
+          + " is open")
+  @Test
+  void the_retention_gives_up_on_a_transaction_idle_since_after_its_check() throws Exception {
+    Duration lockTimeout = Duration.ofSeconds(20);
+    Inbox inbox = inbox(s -> s.lockTimeout(lockTimeout).leaseDuration(Duration.ofMinutes(2)));
+    executeFailing(inbox, "carried");
+    Generations generations = generations(inbox);
+    assertThat(generations.rotate(true)).isTrue();
+    generationStartedEarlier(1, RETENTION.plusMinutes(1));
+    ExecutorService retention = Executors.newSingleThreadExecutor();
+    try (Connection blocker = begin();
+        Connection idle = begin()) {
+      lockKey(blocker, "carried");
+      int blockerPid = pid(blocker);
+      Future<Long> retired = retention.submit(() -> generations.retire());
+      awaitBlockedBy("the carry-over waits for the carried key's lock", blockerPid, 1);
+      // A caller's transaction, begun after the retention's check, that claims a key and idles.
+      assertThat(inbox.claim(idle, SCOPE, "idle", null).isNew()).isTrue();
+      int idlePid = pid(idle);
+      blocker.rollback();
+      awaitBlockedBy("the detach waits for the idle transaction", idlePid, 1);
+      assertThat(executeWithEffect(inbox, "during").outcome())
+          .as("claims go on while the detach waits")
+          .isEqualTo(ClaimOutcome.NEW);
+      try {
+        Await.until(
+            "the retention's pass ends within a few lockTimeouts",
+            lockTimeout.multipliedBy(6),
+            retired::isDone);
+      } finally {
+        idle.rollback();
+        retired.get();
+      }
+    } finally {
+      retention.shutdownNow();
+    }
+  }
+
+  /**
+   * The carry-over locks each row and then its key (the guard, on the row's move), in the order it
+   * scans the partition; a batch's upsert locks each key and then its row, in key order. Failed
+   * keys b then a (scan order) and a batch of [a, b]: both queue behind a third transaction that
+   * holds b's key lock, and when it ends the carry-over holds b and wants row a, the batch holds a
+   * and wants b's key. Held: both end with every key carried over and completed once.
+   */
+  @Test
+  void a_batch_retrying_failed_keys_while_the_carry_over_moves_them_both_complete()
+      throws Exception {
+    Inbox inbox =
+        inbox(s -> s.lockTimeout(Duration.ofSeconds(30)).leaseDuration(Duration.ofMinutes(2)));
+    executeFailing(inbox, "b");
+    executeFailing(inbox, "a");
+    Generations generations = generations(inbox);
+    assertThat(generations.rotate(true)).isTrue();
+    generationStartedEarlier(1, RETENTION.plusMinutes(1));
+    ExecutorService threads = Executors.newFixedThreadPool(2);
+    try (Connection blocker = begin()) {
+      lockKey(blocker, "b");
+      int blockerPid = pid(blocker);
+      Future<Long> retired = threads.submit(() -> generations.retire());
+      awaitBlockedBy("the carry-over waits for b", blockerPid, 1);
+      Future<ItemStatus> batch = threads.submit(() -> batchWithEffect(inbox, List.of("a", "b")));
+      // The batch queues behind the carry-over, which is first in b's queue.
+      Await.until(
+          "the batch waits behind the carry-over",
+          Duration.ofMinutes(2),
+          () ->
+              queryLong(
+                      "SELECT count(*) FROM pg_stat_activity WHERE cardinality(pg_blocking_pids(pid))"
+                          + " > 0 AND NOT "
+                          + blockerPid
+                          + " = ANY(pg_blocking_pids(pid))")
+                  == 1);
+      blocker.rollback();
+      ItemStatus first = batch.get();
+      retired.get();
+      assertThat(first).isEqualTo(ItemStatus.COMPLETED);
+    } finally {
+      threads.shutdownNow();
+    }
+    try (Connection c = dataSource.getConnection()) {
+      assertThat(generations.state(c, 0)).isEqualTo(PartitionState.MISSING);
+    }
+    assertThat(effects("a")).isEqualTo(1);
+    assertThat(effects("b")).isEqualTo(1);
+    assertThat(keysStoredTwice()).isZero();
+  }
+
+  /** Takes the key's lock, as execute's reservation of it or the key guard would hold it. */
+  private void lockKey(Connection connection, String key) throws SQLException {
+    try (Statement s = connection.createStatement()) {
+      s.executeQuery(
+              "SELECT pg_advisory_xact_lock(hashtextextended('"
+                  + schema
+                  + ".inbox' || chr(31) || 's' || chr(31) || '"
+                  + key
+                  + "', 0))")
+          .close();
+    }
+  }
+
+  /** Waits until exactly {@code count} backends wait for the one with {@code pid}. */
+  private void awaitBlockedBy(String what, int pid, long count) throws Exception {
+    Await.until(
+        what,
+        Duration.ofMinutes(2),
+        () ->
+            queryLong(
+                    "SELECT count(*) FROM pg_stat_activity WHERE "
+                        + pid
+                        + " = ANY(pg_blocking_pids(pid))")
+                == count);
+  }
+
+  private static int pid(Connection connection) throws SQLException {
+    try (Statement s = connection.createStatement();
+        ResultSet rs = s.executeQuery("SELECT pg_backend_pid()")) {
+      rs.next();
+      return rs.getInt(1);
+    }
+  }
+}
