@@ -180,13 +180,19 @@ final class Generations {
           if (!carryOver(connection, generation, write)) {
             return dropped;
           }
-          dropped += rows(connection, generation);
-          detach(connection, generation, "CONCURRENTLY");
+          long rows = rows(connection, generation);
+          if (!detached(connection, generation, "CONCURRENTLY")) {
+            return dropped;
+          }
           drop(connection, generation);
+          dropped += rows;
         }
         case PENDING_DETACH -> {
-          // A detach that a kill or a cancel interrupted in its second transaction.
-          detach(connection, generation, "FINALIZE");
+          // A detach that a kill, a cancel or its lock timeout interrupted in its second
+          // transaction.
+          if (!detached(connection, generation, "FINALIZE")) {
+            return dropped;
+          }
           drop(connection, generation);
         }
         case DETACHED, MISSING -> drop(connection, generation);
@@ -233,7 +239,12 @@ final class Generations {
                     + ") OR ("
                     + PURGE_COMMITTED_WITHOUT_COMPLETE.guard()
                     + "))")) {
-      st.execute("SET LOCAL lock_timeout = '" + settings.lockTimeout().toMillis() + "ms'");
+      // READ COMMITTED whatever the pool's default: moving a row fires the key guard, which
+      // refuses any other isolation.
+      st.execute(
+          "SET TRANSACTION ISOLATION LEVEL READ COMMITTED; SET LOCAL lock_timeout = '"
+              + settings.lockTimeout().toMillis()
+              + "ms'");
       ps.setInt(1, write);
       ps.setInt(2, generation);
       ps.setString(3, settings.retention().toString());
@@ -260,12 +271,43 @@ final class Generations {
 
   /**
    * {@code DETACH PARTITION ... CONCURRENTLY} (or {@code FINALIZE}): SHARE UPDATE EXCLUSIVE, which
-   * blocks no claim; it waits for the transactions that may still use the partition.
+   * blocks no claim; it waits for the transactions that may still use the partition, at most
+   * lockTimeout, so that a caller's transaction left idle cannot hold the pass (and with it every
+   * node's rotation) for ever. Returns false when it waited longer: a detach interrupted in its
+   * second transaction stays pending and the next pass finalises it.
    */
-  private void detach(Connection connection, int generation, String how) throws SQLException {
+  private boolean detached(Connection connection, int generation, String how) throws SQLException {
     try (Statement st = connection.createStatement()) {
-      st.execute(
-          "ALTER TABLE " + parent + " DETACH PARTITION " + partition(generation) + " " + how);
+      // DETACH ... CONCURRENTLY cannot run in a transaction block: the session's lock_timeout,
+      // restored after it.
+      String callers;
+      try (ResultSet rs = st.executeQuery("SELECT current_setting('lock_timeout')")) {
+        rs.next();
+        callers = rs.getString(1);
+      }
+      st.execute("SET lock_timeout = '" + settings.lockTimeout().toMillis() + "ms'");
+      try {
+        st.execute(
+            "ALTER TABLE " + parent + " DETACH PARTITION " + partition(generation) + " " + how);
+        return true;
+      } catch (SQLException e) {
+        if (!SqlStates.isLockTimeout(e)) {
+          throw e;
+        }
+        log.warn(
+            "detaching generation {} of {} waited longer than lockTimeout ({}) for a transaction"
+                + " that may still use it; finishing at the next pass",
+            generation,
+            parent,
+            settings.lockTimeout());
+        return false;
+      } finally {
+        try (PreparedStatement restore =
+            connection.prepareStatement("SELECT set_config('lock_timeout', ?, false)")) {
+          restore.setString(1, callers);
+          restore.execute();
+        }
+      }
     }
   }
 

@@ -77,7 +77,12 @@ final class OperatorChanges {
     try {
       connection = Transactions.begin(dataSource);
       try (Statement s = connection.createStatement()) {
-        s.execute("SET LOCAL lock_timeout = '" + settings.lockTimeout().toMillis() + "ms'");
+        // READ COMMITTED whatever the pool's default: the partitioned storage's key guard refuses
+        // any other isolation, and settling a key without a record inserts one.
+        s.execute(
+            "SET TRANSACTION ISOLATION LEVEL READ COMMITTED; SET LOCAL lock_timeout = '"
+                + settings.lockTimeout().toMillis()
+                + "ms'");
       }
       Outcome outcome = change(connection, scope, key, verb, result, action);
       if (outcome == Outcome.CHANGED) {

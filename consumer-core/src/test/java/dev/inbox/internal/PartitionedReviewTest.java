@@ -190,9 +190,6 @@ class PartitionedReviewTest extends PartitionedTestSupport {
    * but the retention's carry-over moves rows through the key guard in the pool's default
    * isolation.
    */
-  @Disabled(
-      "defect: on a pool whose default isolation is REPEATABLE READ the carry-over fails with 25000"
-          + " from the key guard at every pass, so no generation is ever retired")
   @Test
   void the_retention_retires_a_generation_on_a_repeatable_read_pool() throws Exception {
     try (HikariDataSource rr = repeatableReadPool()) {
@@ -210,9 +207,6 @@ class PartitionedReviewTest extends PartitionedTestSupport {
     }
   }
 
-  @Disabled(
-      "defect: on a REPEATABLE READ pool an operator's settle of a key without a record fails with"
-          + " 25000 from the key guard (OperatorChanges never sets READ COMMITTED)")
   @Test
   void an_operator_settles_a_key_without_a_record_on_a_repeatable_read_pool() throws Exception {
     try (HikariDataSource rr = repeatableReadPool()) {
@@ -293,10 +287,6 @@ class PartitionedReviewTest extends PartitionedTestSupport {
    * waiting as long as it stays open. Claims go on meanwhile. The carry-over is held up by the
    * carried key's lock until the idle transaction has begun.
    */
-  @Disabled(
-      "defect: the retention's DETACH CONCURRENTLY waits without a bound (no lock_timeout) for a"
-          + " caller's transaction idle since after the lockers check; the pass never ends while it"
-          + " is open")
   @Test
   void the_retention_gives_up_on_a_transaction_idle_since_after_its_check() throws Exception {
     Duration lockTimeout = Duration.ofSeconds(20);
