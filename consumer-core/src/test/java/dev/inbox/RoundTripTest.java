@@ -9,6 +9,7 @@ import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
 import java.sql.Connection;
+import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -193,5 +194,59 @@ class RoundTripTest extends InboxTestSupport {
   @Test
   void a_leased_claim_is_the_claim_and_its_commit() throws Exception {
     assertThat(roundTrips(key -> inbox.leases().claim("s", key, null))).isEqualTo(2);
+  }
+
+  /**
+   * The claim on the caller's transaction (savepoint, lock_timeout kept and set, claim,
+   * lock_timeout restored, savepoint released) and the completion, counted apart; the statement
+   * that begins the transaction and its commit are not counted.
+   */
+  @Test
+  void a_joined_claim_of_a_new_key_is_one_round_trip_and_its_completion_one() throws Exception {
+    List<Integer> claims = new ArrayList<>();
+    List<Integer> completions = new ArrayList<>();
+    try (Connection caller = oneConnection.getConnection()) {
+      caller.setAutoCommit(false);
+      roundTrips(
+          key -> {
+            begin(caller);
+            int before = syncs.get();
+            Claim claim = inbox.claim(caller, "s", key, new byte[] {7});
+            claims.add(syncs.get() - before);
+            assertThat(claim.outcome()).isEqualTo(ClaimOutcome.NEW);
+            before = syncs.get();
+            inbox.complete(caller, claim, null);
+            completions.add(syncs.get() - before);
+            caller.commit();
+          });
+    }
+    assertThat(claims.get(claims.size() - 1)).as("the claim").isEqualTo(1);
+    assertThat(completions.get(completions.size() - 1)).as("the completion").isEqualTo(1);
+  }
+
+  @Test
+  void a_joined_claim_of_a_completed_key_is_one_round_trip() throws Exception {
+    inbox.execute("s", "done", tx -> null);
+    List<Integer> claims = new ArrayList<>();
+    try (Connection caller = oneConnection.getConnection()) {
+      caller.setAutoCommit(false);
+      roundTrips(
+          key -> {
+            begin(caller);
+            int before = syncs.get();
+            assertThat(inbox.claim(caller, "s", "done", null).outcome())
+                .isEqualTo(ClaimOutcome.DUPLICATE);
+            claims.add(syncs.get() - before);
+            caller.rollback();
+          });
+    }
+    assertThat(claims.get(claims.size() - 1)).isEqualTo(1);
+  }
+
+  /** Begins the caller's transaction with a statement of its own. */
+  private static void begin(Connection caller) throws Exception {
+    try (Statement statement = caller.createStatement()) {
+      statement.execute("SELECT 1");
+    }
   }
 }
