@@ -196,57 +196,66 @@ class RoundTripTest extends InboxTestSupport {
     assertThat(roundTrips(key -> inbox.leases().claim("s", key, null))).isEqualTo(2);
   }
 
+  @FunctionalInterface
+  private interface OnCallersTransaction {
+    /** Runs the operation's parts, calling {@code lap} after each one to count it. */
+    void run(Connection caller, String key, Runnable lap) throws Exception;
+  }
+
   /**
-   * The claim on the caller's transaction (savepoint, lock_timeout kept and set, claim,
-   * lock_timeout restored, savepoint released) and the completion, counted apart; the statement
-   * that begins the transaction and its commit are not counted.
+   * The round trips of each part of the last of {@code WARM_UP + 1} runs, each run on a caller's
+   * transaction of the pool's one connection; the statement that begins the transaction and the
+   * rollback that ends it are not counted.
    */
-  @Test
-  void a_joined_claim_of_a_new_key_is_one_round_trip_and_its_completion_one() throws Exception {
-    List<Integer> claims = new ArrayList<>();
-    List<Integer> completions = new ArrayList<>();
+  private List<Integer> roundTripsOnCallersTransaction(OnCallersTransaction operation)
+      throws Exception {
+    List<Integer> parts = new ArrayList<>();
+    AtomicInteger partStart = new AtomicInteger();
     try (Connection caller = oneConnection.getConnection()) {
       caller.setAutoCommit(false);
       roundTrips(
           key -> {
-            begin(caller);
-            int before = syncs.get();
-            Claim claim = inbox.claim(caller, "s", key, new byte[] {7});
-            claims.add(syncs.get() - before);
-            assertThat(claim.outcome()).isEqualTo(ClaimOutcome.NEW);
-            before = syncs.get();
-            inbox.complete(caller, claim, null);
-            completions.add(syncs.get() - before);
-            caller.commit();
+            try (Statement statement = caller.createStatement()) {
+              statement.execute("SELECT 1");
+            }
+            parts.clear();
+            partStart.set(syncs.get());
+            operation.run(
+                caller, key, () -> parts.add(syncs.get() - partStart.getAndSet(syncs.get())));
+            caller.rollback();
           });
     }
-    assertThat(claims.get(claims.size() - 1)).as("the claim").isEqualTo(1);
-    assertThat(completions.get(completions.size() - 1)).as("the completion").isEqualTo(1);
+    return parts;
+  }
+
+  /**
+   * The claim on the caller's transaction (savepoint, lock_timeout kept and set, claim,
+   * lock_timeout restored, savepoint released), then the completion.
+   */
+  @Test
+  void a_joined_claim_of_a_new_key_is_one_round_trip_and_its_completion_one() throws Exception {
+    List<Integer> parts =
+        roundTripsOnCallersTransaction(
+            (caller, key, lap) -> {
+              Claim claim = inbox.claim(caller, "s", key, new byte[] {7});
+              lap.run();
+              assertThat(claim.outcome()).isEqualTo(ClaimOutcome.NEW);
+              inbox.complete(caller, claim, null);
+              lap.run();
+            });
+    assertThat(parts).as("the claim, then the completion").containsExactly(1, 1);
   }
 
   @Test
   void a_joined_claim_of_a_completed_key_is_one_round_trip() throws Exception {
     inbox.execute("s", "done", tx -> null);
-    List<Integer> claims = new ArrayList<>();
-    try (Connection caller = oneConnection.getConnection()) {
-      caller.setAutoCommit(false);
-      roundTrips(
-          key -> {
-            begin(caller);
-            int before = syncs.get();
-            assertThat(inbox.claim(caller, "s", "done", null).outcome())
-                .isEqualTo(ClaimOutcome.DUPLICATE);
-            claims.add(syncs.get() - before);
-            caller.rollback();
-          });
-    }
-    assertThat(claims.get(claims.size() - 1)).isEqualTo(1);
-  }
-
-  /** Begins the caller's transaction with a statement of its own. */
-  private static void begin(Connection caller) throws Exception {
-    try (Statement statement = caller.createStatement()) {
-      statement.execute("SELECT 1");
-    }
+    List<Integer> parts =
+        roundTripsOnCallersTransaction(
+            (caller, key, lap) -> {
+              Claim claim = inbox.claim(caller, "s", "done", null);
+              lap.run();
+              assertThat(claim.outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
+            });
+    assertThat(parts).containsExactly(1);
   }
 }
