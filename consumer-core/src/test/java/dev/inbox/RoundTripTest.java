@@ -9,6 +9,7 @@ import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
 import java.sql.Connection;
+import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -193,5 +194,68 @@ class RoundTripTest extends InboxTestSupport {
   @Test
   void a_leased_claim_is_the_claim_and_its_commit() throws Exception {
     assertThat(roundTrips(key -> inbox.leases().claim("s", key, null))).isEqualTo(2);
+  }
+
+  @FunctionalInterface
+  private interface OnCallersTransaction {
+    /** Runs the operation's parts, calling {@code lap} after each one to count it. */
+    void run(Connection caller, String key, Runnable lap) throws Exception;
+  }
+
+  /**
+   * The round trips of each part of the last of {@code WARM_UP + 1} runs, each run on a caller's
+   * transaction of the pool's one connection; the statement that begins the transaction and the
+   * rollback that ends it are not counted.
+   */
+  private List<Integer> roundTripsOnCallersTransaction(OnCallersTransaction operation)
+      throws Exception {
+    List<Integer> parts = new ArrayList<>();
+    AtomicInteger partStart = new AtomicInteger();
+    try (Connection caller = oneConnection.getConnection()) {
+      caller.setAutoCommit(false);
+      roundTrips(
+          key -> {
+            try (Statement statement = caller.createStatement()) {
+              statement.execute("SELECT 1");
+            }
+            parts.clear();
+            partStart.set(syncs.get());
+            operation.run(
+                caller, key, () -> parts.add(syncs.get() - partStart.getAndSet(syncs.get())));
+            caller.rollback();
+          });
+    }
+    return parts;
+  }
+
+  /**
+   * The claim on the caller's transaction (savepoint, lock_timeout kept and set, claim,
+   * lock_timeout restored, savepoint released), then the completion.
+   */
+  @Test
+  void a_joined_claim_of_a_new_key_is_one_round_trip_and_its_completion_one() throws Exception {
+    List<Integer> parts =
+        roundTripsOnCallersTransaction(
+            (caller, key, lap) -> {
+              Claim claim = inbox.claim(caller, "s", key, new byte[] {7});
+              lap.run();
+              assertThat(claim.outcome()).isEqualTo(ClaimOutcome.NEW);
+              inbox.complete(caller, claim, null);
+              lap.run();
+            });
+    assertThat(parts).as("the claim, then the completion").containsExactly(1, 1);
+  }
+
+  @Test
+  void a_joined_claim_of_a_completed_key_is_one_round_trip() throws Exception {
+    inbox.execute("s", "done", tx -> null);
+    List<Integer> parts =
+        roundTripsOnCallersTransaction(
+            (caller, key, lap) -> {
+              Claim claim = inbox.claim(caller, "s", "done", null);
+              lap.run();
+              assertThat(claim.outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
+            });
+    assertThat(parts).containsExactly(1);
   }
 }

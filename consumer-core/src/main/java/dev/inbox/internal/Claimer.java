@@ -57,6 +57,16 @@ final class Claimer {
   /** The savepoint around a claim in the caller's transaction; unlikely to clash with theirs. */
   private static final String CALLER_SAVEPOINT = "inbox_claim_savepoint";
 
+  /**
+   * Keeps the caller's lock_timeout, in a setting of the inbox's own, before the joined claim sets
+   * the inbox's; a statement of its own, so that the keeping certainly comes first.
+   */
+  private static final String KEEP_CALLERS_LOCK_TIMEOUT =
+      "SELECT set_config('inbox.caller_lock_timeout', current_setting('lock_timeout'), true)";
+
+  private static final String RESTORE_CALLERS_LOCK_TIMEOUT =
+      "SELECT set_config('lock_timeout', current_setting('inbox.caller_lock_timeout'), true)";
+
   /** One key to claim, with the fingerprint to check (null: no check). */
   record Request(String key, byte[] fingerprint) {}
 
@@ -73,6 +83,9 @@ final class Claimer {
   private final String configuredInsertUnlessSeenMany;
   private final String configuredClaim;
   private final String configuredReserve;
+
+  /** {@link #claimJoinedAtOnce}'s statements, built once. */
+  private final String joinedInsertOrRead;
 
   Claimer(Statements sql, InboxSettings settings) {
     this.sql = sql;
@@ -92,6 +105,19 @@ final class Claimer {
             + RESTORE_PLANNING;
     this.configuredClaim = configuration + "; " + sql.claim;
     this.configuredReserve = configuration + "; " + sql.reserve;
+    this.joinedInsertOrRead =
+        "SAVEPOINT "
+            + CALLER_SAVEPOINT
+            + "; "
+            + KEEP_CALLERS_LOCK_TIMEOUT
+            + "; SET LOCAL lock_timeout = '"
+            + settings.lockTimeout().toMillis()
+            + "ms'; "
+            + sql.insertOrRead
+            + "; "
+            + RESTORE_CALLERS_LOCK_TIMEOUT
+            + "; RELEASE SAVEPOINT "
+            + CALLER_SAVEPOINT;
   }
 
   /**
@@ -319,11 +345,52 @@ final class Claimer {
   /**
    * Claims one key in a transaction the caller owns, under the inbox's lock timeout and a
    * savepoint, so that a lock timeout answers IN_PROGRESS and leaves the caller's transaction and
-   * its own lock_timeout as they were. Three round trips: the savepoint with the lock timeout set
-   * inside it (rolling back to the savepoint restores the caller's), the claim, and the release
-   * with the caller's lock timeout set back.
+   * its own lock_timeout as they were. A new key or a settled one is answered in one round trip
+   * ({@link #claimJoinedAtOnce}); the rare rest takes {@link #claimJoinedStepByStep}.
    */
   Claim claimInCallersTransaction(Connection connection, String scope, Request request)
+      throws SQLException {
+    Claim claim = claimJoinedAtOnce(connection, scope, request);
+    return claim != null ? claim : claimJoinedStepByStep(connection, scope, request);
+  }
+
+  /**
+   * One round trip: the savepoint, the caller's lock_timeout kept and the inbox's set, {@link
+   * Statements#insertOrRead}, the caller's lock_timeout set back and the savepoint released. After
+   * an error PostgreSQL skips the statements behind it, and the rollback to the savepoint (which
+   * also restores the caller's lock_timeout) and its release take one more. Returns null, having
+   * written nothing, when the snapshot could not settle the key (a row committed after it, a failed
+   * key to retry, a lease to take over).
+   */
+  private Claim claimJoinedAtOnce(Connection connection, String scope, Request request)
+      throws SQLException {
+    try (PreparedStatement ps = connection.prepareStatement(joinedInsertOrRead)) {
+      bindInsertOrRead(ps, 1, scope, request, null, null, RecordState.IN_PROGRESS);
+      try {
+        ps.execute();
+      } catch (SQLException e) {
+        if (SqlStates.IN_FAILED_SQL_TRANSACTION.equals(e.getSQLState())) {
+          throw e; // the caller's transaction was aborted before: no savepoint was taken
+        }
+        return afterFailedJoinedClaim(connection, scope, request, e);
+      }
+      currentResultSet(ps).close(); // KEEP_CALLERS_LOCK_TIMEOUT's row
+      ps.getMoreResults();
+      Map<String, Request> pending = new HashMap<>(Map.of(request.key(), request));
+      Map<String, Claim> claims = new HashMap<>();
+      try (ResultSet rs = currentResultSet(ps)) {
+        takeAnswers(rs, scope, pending, null, claims);
+      }
+      return claims.get(request.key());
+    }
+  }
+
+  /**
+   * Three round trips: the savepoint with the lock timeout set inside it (rolling back to the
+   * savepoint restores the caller's), the claim's rounds, and the release with the caller's lock
+   * timeout set back.
+   */
+  private Claim claimJoinedStepByStep(Connection connection, String scope, Request request)
       throws SQLException {
     String callersLockTimeout;
     try (Statement statement = connection.createStatement()) {
@@ -352,18 +419,29 @@ final class Claimer {
       }
       return claim;
     } catch (SQLException e) {
-      try (Statement statement = connection.createStatement()) {
-        statement.execute(
-            "ROLLBACK TO SAVEPOINT "
-                + CALLER_SAVEPOINT
-                + "; RELEASE SAVEPOINT "
-                + CALLER_SAVEPOINT);
-      }
-      if (SqlStates.isLockTimeout(e)) {
-        return lockedElsewhere(scope, request.key());
-      }
-      throw e;
+      return afterFailedJoinedClaim(connection, scope, request, e);
     }
+  }
+
+  /**
+   * Rolls back to the joined claim's savepoint and releases it, in one round trip: the caller's
+   * transaction and lock_timeout are as they were. A lock timeout answers IN_PROGRESS; any other
+   * failure is thrown, with a failed rollback suppressed in it.
+   */
+  private Claim afterFailedJoinedClaim(
+      Connection connection, String scope, Request request, SQLException failure)
+      throws SQLException {
+    try (Statement statement = connection.createStatement()) {
+      statement.execute(
+          "ROLLBACK TO SAVEPOINT " + CALLER_SAVEPOINT + "; RELEASE SAVEPOINT " + CALLER_SAVEPOINT);
+    } catch (SQLException e) {
+      failure.addSuppressed(e);
+      throw failure;
+    }
+    if (SqlStates.isLockTimeout(failure)) {
+      return lockedElsewhere(scope, request.key());
+    }
+    throw failure;
   }
 
   /**
@@ -508,24 +586,17 @@ final class Claimer {
             : (configure ? configuredInsertUnlessSeenMany : sql.insertUnlessSeenMany);
     String[] keys = pending.keySet().toArray(new String[0]);
     try (PreparedStatement ps = connection.prepareStatement(statement)) {
-      int next = 1;
       if (single) {
-        ps.setString(next++, scope);
-        ps.setString(next++, keys[0]);
+        bindInsertOrRead(ps, 1, scope, pending.get(keys[0]), leaseOwner, leaseDuration, writtenAs);
       } else {
         if (!configure) {
           planEveryTime(ps);
         }
+        int next = 1;
         ps.setArray(next++, connection.createArrayOf("text", keys));
         ps.setString(next++, scope);
-      }
-      ps.setString(next++, scope);
-      if (single) {
-        ps.setString(next++, keys[0]);
-        ps.setBytes(next++, pending.get(keys[0]).fingerprint());
-      }
-      next = bindNewRowValues(ps, next, leaseOwner, leaseDuration, writtenAs);
-      if (!single) {
+        ps.setString(next++, scope);
+        next = bindNewRowValues(ps, next, leaseOwner, leaseDuration, writtenAs);
         ps.setArray(next++, connection.createArrayOf("text", keys));
         ps.setArray(next, connection.createArrayOf("bytea", fingerprintsOf(keys, pending)));
       }
@@ -535,22 +606,58 @@ final class Claimer {
         ps.getMoreResults();
       }
       try (ResultSet rs = currentResultSet(ps)) {
-        while (rs.next()) {
-          String key = rs.getString("key");
-          Request request = pending.get(key);
-          if (request == null) {
-            throw new IllegalStateException(
-                "claim returned key '" + key + "' twice or unasked, which indicates a bug");
-          }
-          Claim claim =
-              rs.getBoolean("inserted")
-                  ? newClaim(scope, request, leaseOwner, 1, 1, Rows.instant(rs, "locked_until"))
-                  : classifyRow(scope, request, rs);
-          if (claim != null) {
-            claims.put(key, claim);
-            pending.remove(key);
-          }
-        }
+        takeAnswers(rs, scope, pending, leaseOwner, claims);
+      }
+    }
+  }
+
+  /**
+   * Binds {@link Statements#insertOrRead} or {@link Statements#insertUnlessSeen} for one key from
+   * {@code index} on: scope and key of the read, then scope, key and fingerprint of the new row and
+   * its values.
+   */
+  private static void bindInsertOrRead(
+      PreparedStatement ps,
+      int index,
+      String scope,
+      Request request,
+      String leaseOwner,
+      String leaseDuration,
+      RecordState writtenAs)
+      throws SQLException {
+    ps.setString(index, scope);
+    ps.setString(index + 1, request.key());
+    ps.setString(index + 2, scope);
+    ps.setString(index + 3, request.key());
+    ps.setBytes(index + 4, request.fingerprint());
+    bindNewRowValues(ps, index + 5, leaseOwner, leaseDuration, writtenAs);
+  }
+
+  /**
+   * Reads the answers of a snapshot's claim ({@link Statements#insertOrRead} and its kin): each key
+   * inserted or settled goes from {@code pending} to {@code claims}.
+   */
+  private void takeAnswers(
+      ResultSet rs,
+      String scope,
+      Map<String, Request> pending,
+      String leaseOwner,
+      Map<String, Claim> claims)
+      throws SQLException {
+    while (rs.next()) {
+      String key = rs.getString("key");
+      Request request = pending.get(key);
+      if (request == null) {
+        throw new IllegalStateException(
+            "claim returned key '" + key + "' twice or unasked, which indicates a bug");
+      }
+      Claim claim =
+          rs.getBoolean("inserted")
+              ? newClaim(scope, request, leaseOwner, 1, 1, Rows.instant(rs, "locked_until"))
+              : classifyRow(scope, request, rs);
+      if (claim != null) {
+        claims.put(key, claim);
+        pending.remove(key);
       }
     }
   }
