@@ -13,6 +13,7 @@ import java.net.URLConnection;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -158,7 +159,18 @@ final class KafkaBrokerJvm {
     try {
       URLConnection connection = resource.openConnection();
       if (connection instanceof JarURLConnection jar) {
-        return Path.of(jar.getJarFileURL().toURI());
+        URL jarFile = jar.getJarFileURL();
+        if ("file".equals(jarFile.getProtocol())) {
+          return Path.of(jarFile.toURI());
+        }
+        // A jar nested in an executable Spring Boot jar (benchmarks-spring): a child JVM cannot
+        // read it there, so it gets a copy of its own.
+        Path copy = Files.createTempFile("inbox-testing-kafka-broker", ".jar");
+        copy.toFile().deleteOnExit();
+        try (InputStream in = jarFile.openStream()) {
+          Files.copy(in, copy, StandardCopyOption.REPLACE_EXISTING);
+        }
+        return copy;
       }
       Path file = Path.of(resource.toURI());
       // dev/inbox/testing/broker/kafka-broker.classpath: five levels below the classes directory.
