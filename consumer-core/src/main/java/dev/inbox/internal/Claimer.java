@@ -350,7 +350,18 @@ final class Claimer {
    */
   Claim claimInCallersTransaction(Connection connection, String scope, Request request)
       throws SQLException {
-    Claim claim = claimJoinedAtOnce(connection, scope, request);
+    Claim claim;
+    try {
+      claim = claimJoinedAtOnce(connection, scope, request);
+    } catch (SQLException e) {
+      if (!SqlStates.SERIALIZATION_FAILURE.equals(e.getSQLState())) {
+        throw e;
+      }
+      // The partitioned storage's key guard found the key committed in another generation while
+      // this claim waited for its lock (docs/scale.md, Limits). The savepoint is rolled back, so
+      // the caller's transaction goes on; a new statement's snapshot sees that row and reads it.
+      claim = claimJoinedAtOnce(connection, scope, request);
+    }
     return claim != null ? claim : claimJoinedStepByStep(connection, scope, request);
   }
 

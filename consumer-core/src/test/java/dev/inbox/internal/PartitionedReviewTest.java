@@ -81,10 +81,6 @@ class PartitionedReviewTest extends PartitionedTestSupport {
     }
   }
 
-  @Disabled(
-      "defect: the key guard's 40001 escapes a claim in the caller's transaction after a normal"
-          + " rotation (InboxDatabaseException 'claim on the caller's transaction failed'); the"
-          + " plain table answers DUPLICATE")
   @Test
   void a_claim_in_the_callers_transaction_just_after_a_switch_answers_duplicate() throws Exception {
     Inbox inbox = inbox();
