@@ -121,17 +121,20 @@ public interface Inbox extends AutoCloseable {
    * transaction: Spring's {@code @Transactional}, jOOQ, plain JDBC). The claim runs under a
    * savepoint, so that neither a duplicate nor a lock timeout aborts the caller's transaction. The
    * inbox never commits or rolls back this transaction. On {@code NEW}, do the work and call {@link
-   * #complete} before committing. A commit without it has still committed the work: the key then
-   * answers {@code DUPLICATE}, with no stored result, and is purged like a completed one. After a
-   * rollback, call {@link #recordFailure} so that a poison request reaches {@code GAVE_UP}.
+   * #complete} before committing. A new key's record is written {@code COMPLETED} at once (no other
+   * transaction sees it before the commit, and a rollback takes it away with the work), so a commit
+   * without {@code complete} has still recorded the work: the key then answers {@code DUPLICATE},
+   * with no stored result. After a rollback, call {@link #recordFailure} so that a poison request
+   * reaches {@code GAVE_UP}.
    *
    * @throws IllegalArgumentException when the connection is in auto-commit mode
    */
   Claim claim(Connection transaction, String scope, String key, byte[] fingerprint);
 
   /**
-   * Marks a {@code NEW} claim made with {@link #claim} completed, with its result (null: none), on
-   * the caller's transaction.
+   * Completes a {@code NEW} claim made with {@link #claim}, on the caller's transaction: stores its
+   * result, if any (null: none, and no statement is sent, since the claim wrote the record {@code
+   * COMPLETED} already), after checking that the transaction can still commit.
    *
    * @throws InboxDatabaseException when the transaction was aborted by an earlier SQL error (its
    *     commit would roll back): roll it back

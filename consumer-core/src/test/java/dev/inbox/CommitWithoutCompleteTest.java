@@ -78,15 +78,28 @@ class CommitWithoutCompleteTest extends InboxTestSupport {
       throws Exception {
     Inbox inbox = inbox(s -> s.retention(Duration.ofHours(24)));
     claimApplyAndCommitWithoutComplete(inbox, "o-old");
+    claimApplyAndCommitWithoutComplete(inbox, "o-legacy");
     claimApplyAndCommitWithoutComplete(inbox, "o-young");
+    assertThat(inbox.admin().find("orders", "o-old").orElseThrow().state())
+        .as("the claim wrote the record COMPLETED")
+        .isEqualTo(RecordState.COMPLETED);
     sql(
         "UPDATE "
             + schema
             + ".inbox SET created_at = now() - interval '25 hours',"
-            + " updated_at = now() - interval '25 hours' WHERE key = 'o-old'");
+            + " updated_at = now() - interval '25 hours',"
+            + " completed_at = now() - interval '25 hours' WHERE key = 'o-old'");
+    // Earlier versions wrote such a claim IN_PROGRESS without a lease; those rows age alike.
+    sql(
+        "UPDATE "
+            + schema
+            + ".inbox SET state = 'IN_PROGRESS', completed_at = NULL,"
+            + " created_at = now() - interval '25 hours',"
+            + " updated_at = now() - interval '25 hours' WHERE key = 'o-legacy'");
 
-    assertThat(inbox.admin().purgeExpired()).as("rows purged").isEqualTo(1);
+    assertThat(inbox.admin().purgeExpired()).as("rows purged").isEqualTo(2);
     assertThat(inbox.admin().find("orders", "o-old")).isEmpty();
+    assertThat(inbox.admin().find("orders", "o-legacy")).isEmpty();
     assertThat(deliverAgain(inbox, "o-young")).isEqualTo(ClaimOutcome.DUPLICATE);
     assertThat(inboxRows()).isEqualTo(1);
   }

@@ -1,5 +1,6 @@
 package dev.inbox;
 
+import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.zaxxer.hikari.HikariDataSource;
@@ -230,10 +231,11 @@ class RoundTripTest extends InboxTestSupport {
 
   /**
    * The claim on the caller's transaction (savepoint, lock_timeout kept and set, claim,
-   * lock_timeout restored, savepoint released), then the completion.
+   * lock_timeout restored, savepoint released), then a completion without a result, which has
+   * nothing left to write: the claim wrote the record COMPLETED.
    */
   @Test
-  void a_joined_claim_of_a_new_key_is_one_round_trip_and_its_completion_one() throws Exception {
+  void a_joined_claim_of_a_new_key_is_one_round_trip_and_its_completion_none() throws Exception {
     List<Integer> parts =
         roundTripsOnCallersTransaction(
             (caller, key, lap) -> {
@@ -243,7 +245,21 @@ class RoundTripTest extends InboxTestSupport {
               inbox.complete(caller, claim, null);
               lap.run();
             });
-    assertThat(parts).as("the claim, then the completion").containsExactly(1, 1);
+    assertThat(parts).as("the claim, then the completion").containsExactly(1, 0);
+  }
+
+  /** A completion with a result stores it: one round trip. */
+  @Test
+  void a_joined_completion_with_a_result_is_one_round_trip() throws Exception {
+    List<Integer> parts =
+        roundTripsOnCallersTransaction(
+            (caller, key, lap) -> {
+              Claim claim = inbox.claim(caller, "s", key, null);
+              lap.run();
+              inbox.complete(caller, claim, StoredResult.of(201, "made".getBytes(UTF_8)));
+              lap.run();
+            });
+    assertThat(parts).as("the claim, then the result stored").containsExactly(1, 1);
   }
 
   @Test

@@ -505,6 +505,7 @@ final class BatchExecution<T> {
         Rows.setResult(connection, ps, 1, slot.result());
         ps.setString(5, scope);
         ps.setString(6, slot.claim().key());
+        ps.setLong(7, slot.claim().fencingToken());
         ps.addBatch();
       }
       int[] counts = ps.executeBatch();

@@ -347,6 +347,11 @@ final class Claimer {
    * savepoint, so that a lock timeout answers IN_PROGRESS and leaves the caller's transaction and
    * its own lock_timeout as they were. A new key or a settled one is answered in one round trip
    * ({@link #claimJoinedAtOnce}); the rare rest takes {@link #claimJoinedStepByStep}.
+   *
+   * <p>A new claim is written COMPLETED: no other transaction sees it before the caller's commits,
+   * and what commits with it is the work done, whether or not the caller completes it (the key then
+   * answers DUPLICATE, as {@code Inbox#claim} documents). A rollback takes it away with the work.
+   * So a completion without a result writes nothing and costs no round trip.
    */
   Claim claimInCallersTransaction(Connection connection, String scope, Request request)
       throws SQLException {
@@ -376,7 +381,7 @@ final class Claimer {
   private Claim claimJoinedAtOnce(Connection connection, String scope, Request request)
       throws SQLException {
     try (PreparedStatement ps = connection.prepareStatement(joinedInsertOrRead)) {
-      bindInsertOrRead(ps, 1, scope, request, null, null, RecordState.IN_PROGRESS);
+      bindInsertOrRead(ps, 1, scope, request, null, null, RecordState.COMPLETED);
       try {
         ps.execute();
       } catch (SQLException e) {
@@ -418,7 +423,7 @@ final class Claimer {
     }
     try {
       Claim claim =
-          claim(connection, scope, List.of(request), null, RecordState.IN_PROGRESS)
+          claim(connection, scope, List.of(request), null, RecordState.COMPLETED)
               .get(request.key());
       try (PreparedStatement release =
           connection.prepareStatement(

@@ -238,7 +238,7 @@ public final class PostgresInbox implements Inbox {
         failures.count(claim, request.fingerprint(), String.valueOf(counted.cause));
         throw new HandlerFailedException(scope, key, claim.attempts(), counted.cause);
       }
-      completeClaimed(transaction, claim, result);
+      completeJoined(transaction, claim, result);
       transaction.releaseSavepoint(savepoint);
       return new Execution(claim, result);
     } catch (SQLException e) {
@@ -525,7 +525,7 @@ public final class PostgresInbox implements Inbox {
     requireNew(claim);
     try {
       requireCommittable(transaction);
-      completeClaimed(transaction, claim, result);
+      completeJoined(transaction, claim, result);
     } catch (SQLException e) {
       throw new InboxDatabaseException(
           claim.scope(), claim.key(), "complete on the caller's transaction failed", e);
@@ -561,15 +561,19 @@ public final class PostgresInbox implements Inbox {
       Rows.setResult(connection, ps, 1, result);
       ps.setString(5, claim.scope());
       ps.setString(6, claim.key());
+      ps.setLong(7, claim.fencingToken());
       expectOneRow(ps.executeUpdate(), claim, StateMachine.Transition.STORE_RESULT);
     }
   }
 
-  private void completeClaimed(Connection connection, Claim claim, StoredResult result)
+  /**
+   * Completes a claim made on the caller's transaction, which the claim wrote COMPLETED already
+   * ({@link Claimer#claimInCallersTransaction}): only a result is left to write.
+   */
+  private void completeJoined(Connection transaction, Claim claim, StoredResult result)
       throws SQLException {
-    try (PreparedStatement ps = connection.prepareStatement(sql.complete)) {
-      bindCompletion(connection, ps, claim.scope(), claim.key(), claim.fencingToken(), result);
-      expectOneRow(ps.executeUpdate(), claim, StateMachine.Transition.COMPLETE);
+    if (result != null) {
+      storeResult(transaction, claim, result);
     }
   }
 

@@ -9,6 +9,7 @@ import static dev.inbox.internal.StateMachine.Condition.LEASE_EXPIRED;
 import static dev.inbox.internal.StateMachine.Condition.LEASE_HELD;
 import static dev.inbox.internal.StateMachine.Condition.NO_LEASE;
 import static dev.inbox.internal.StateMachine.Condition.WRITTEN_BEFORE_RETENTION;
+import static dev.inbox.internal.StateMachine.Condition.WRITTEN_NOW;
 
 import dev.inbox.ClaimOutcome;
 import dev.inbox.IllegalStateTransitionException;
@@ -63,11 +64,18 @@ public final class StateMachine {
     LEASE_HELD(LEASE_LIVE),
     /**
      * IN_PROGRESS without a lease: a caller's transaction that committed its claim without {@code
-     * complete()}, and with it the handler's effect, so the key counts as completed.
+     * complete()}, and with it the handler's effect, so the key counts as completed. Claims on a
+     * caller's transaction are written COMPLETED now; such rows come from earlier versions.
      */
     NO_LEASE("r.locked_until IS NULL"),
     /** The give-up rule ({@link #gaveUp}) negated; bound to maxAttempts. */
     BELOW_MAX_ATTEMPTS("r.attempts < ?"),
+    /**
+     * The row was last written at this transaction's start ({@code now()} stands still within a
+     * transaction): the row of a claim made in this transaction, not one that an earlier
+     * transaction completed.
+     */
+    WRITTEN_NOW("r.updated_at = now()"),
     /** Completed longer ago than the retention, bound as an interval. */
     COMPLETED_BEFORE_RETENTION("r.completed_at < now() - ?::interval"),
     /** Last written longer ago than the retention, bound as an interval. */
@@ -96,8 +104,9 @@ public final class StateMachine {
     /** A new key claimed: the record is written with its lease (leased mode) or without one. */
     CLAIM(NO_RECORD, IN_PROGRESS),
     /**
-     * A new key claimed by a transaction that commits only when its handler succeeded: written in
-     * its final state, since nobody can see the row before the commit.
+     * A new key claimed by a transaction whose commit is the work's: the inbox's own, which commits
+     * only when its handler succeeded, or a caller's, whose commit is the work done, completed or
+     * not. Written in its final state, since nobody can see the row before the commit.
      */
     CLAIM_COMPLETED(NO_RECORD, COMPLETED),
     /** A failed key claimed again, counting an attempt. */
@@ -115,8 +124,12 @@ public final class StateMachine {
     RENEW(IN_PROGRESS, IN_PROGRESS),
     /** The handler's work done: by a lease's owner, or in the claim's own transaction. */
     COMPLETE(IN_PROGRESS, COMPLETED),
-    /** The handler's result added to the row that the inbox's own claim wrote COMPLETED. */
-    STORE_RESULT(COMPLETED, COMPLETED),
+    /**
+     * The handler's result added to the row that its claim wrote COMPLETED in this transaction (the
+     * inbox's own, or the caller's), so that a stale claim never replaces the answer of a record
+     * that another transaction completed.
+     */
+    STORE_RESULT(COMPLETED, COMPLETED, WRITTEN_NOW),
     /**
      * A reservation's completion: its key had no record, and the record is inserted whole and
      * COMPLETED. A record another claimant wrote meanwhile makes it a unique violation.

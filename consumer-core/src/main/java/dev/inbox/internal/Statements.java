@@ -123,8 +123,9 @@ final class Statements {
   final String complete;
 
   /**
-   * Adds the result to a row the optimistic claim already wrote as COMPLETED; a HOT update.
-   * Transition: {@code STORE_RESULT}.
+   * Adds the result to a row the claim already wrote as COMPLETED in this transaction; a HOT
+   * update. Parameters: the result (four), scope, key and the claim's fencing token. Transition:
+   * {@code STORE_RESULT}.
    */
   final String storeResult;
 
@@ -427,7 +428,7 @@ final class Statements {
         "UPDATE "
             + table
             + " AS r SET result_status = ?, result_headers = ?, result_body = ?,"
-            + " result_body_sha256 = ? WHERE scope = ? AND key = ? AND "
+            + " result_body_sha256 = ? WHERE scope = ? AND key = ? AND fencing_token = ? AND "
             + STORE_RESULT.guard();
     completeMany =
         "UPDATE "

@@ -9,6 +9,7 @@ import static dev.inbox.internal.StateMachine.Condition.LEASE_EXPIRED;
 import static dev.inbox.internal.StateMachine.Condition.LEASE_HELD;
 import static dev.inbox.internal.StateMachine.Condition.NO_LEASE;
 import static dev.inbox.internal.StateMachine.Condition.WRITTEN_BEFORE_RETENTION;
+import static dev.inbox.internal.StateMachine.Condition.WRITTEN_NOW;
 import static dev.inbox.internal.StateMachine.NO_RECORD;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -74,6 +75,8 @@ class StateMachineSqlTest {
     COMMITTED_WITHOUT_COMPLETE_PAST_RETENTION(
         IN_PROGRESS, 1, null, "2 days", NO_LEASE, BELOW_MAX_ATTEMPTS, WRITTEN_BEFORE_RETENTION),
     DONE(COMPLETED, 1, null, "1 minute", NO_LEASE, BELOW_MAX_ATTEMPTS),
+    /** Written COMPLETED by a claim of this very transaction. */
+    DONE_NOW(COMPLETED, 1, null, "0 seconds", NO_LEASE, BELOW_MAX_ATTEMPTS, WRITTEN_NOW),
     DONE_PAST_RETENTION(
         COMPLETED,
         1,
@@ -208,16 +211,7 @@ class StateMachineSqlTest {
           ps.setLong(7, FENCING_TOKEN);
         };
     writes.add(new Write("complete", sql.complete, completion, Transition.COMPLETE));
-    writes.add(
-        new Write(
-            "storeResult",
-            sql.storeResult,
-            (c, ps) -> {
-              Rows.setResult(c, ps, 1, RESULT);
-              ps.setString(5, SCOPE);
-              ps.setString(6, KEY);
-            },
-            Transition.STORE_RESULT));
+    writes.add(new Write("storeResult", sql.storeResult, completion, Transition.STORE_RESULT));
     writes.add(
         new Write(
             "completeMany",
@@ -366,9 +360,10 @@ class StateMachineSqlTest {
           String[] before;
           String[] after;
           SQLException refused = null;
-          c.setAutoCommit(true);
-          put(c, situation);
+          // The row is written in the statement's transaction, as a claim's row is before the
+          // completion that stores its result (WRITTEN_NOW).
           c.setAutoCommit(false);
+          put(c, situation);
           try {
             before = row(c);
             Savepoint savepoint = c.setSavepoint();
