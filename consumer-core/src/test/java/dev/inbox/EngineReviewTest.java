@@ -57,10 +57,7 @@ class EngineReviewTest extends InboxTestSupport {
    */
   @Test
   void lost_reservation_is_counted_as_one_claim() throws Exception {
-    assumeTableStorage(
-        "no reservation is lost: the batch's insert takes the key guard's advisory lock, the"
-            + " reservation's, and waits for the execute (here past lockTimeout, as the handler"
-            + " waits for the batch)");
+    assumeTableStorage(A_CLAIM_WAITS_FOR_THE_RESERVATION);
     Map<ClaimOutcome, AtomicInteger> claims = new ConcurrentHashMap<>();
     AtomicInteger handledOk = new AtomicInteger();
     InboxListener listener =

@@ -69,6 +69,14 @@ abstract class InboxTestSupport {
   }
 
   /**
+   * Why a test of a claim that records a key while {@code execute}'s reservation holds it does not
+   * run on the partitioned storage.
+   */
+  protected static final String A_CLAIM_WAITS_FOR_THE_RESERVATION =
+      "a claim's insert takes the key guard's advisory lock, which is the reservation's, so it waits"
+          + " for the reservation instead of recording the key first";
+
+  /**
    * Skips the test on the partitioned storage, whose answer to its scenario differs from the plain
    * table's by design, for the reason given (docs/scale.md, Limits).
    */
