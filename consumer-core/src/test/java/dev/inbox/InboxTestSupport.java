@@ -2,6 +2,7 @@ package dev.inbox;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.inbox.testing.TestDataSources;
@@ -65,6 +66,24 @@ abstract class InboxTestSupport {
         .janitorInterval(Duration.ZERO)
         .lockTimeout(Duration.ofSeconds(5))
         .leaseDuration(Duration.ofSeconds(30));
+  }
+
+  /**
+   * Why a test of a claim that records a key while {@code execute}'s reservation holds it does not
+   * run on the partitioned storage.
+   */
+  protected static final String A_CLAIM_WAITS_FOR_THE_RESERVATION =
+      "a claim's insert takes the key guard's advisory lock, which is the reservation's, so it waits"
+          + " for the reservation instead of recording the key first";
+
+  /**
+   * Skips the test on the partitioned storage, whose answer to its scenario differs from the plain
+   * table's by design, for the reason given (docs/scale.md, Limits).
+   */
+  protected static void assumeTableStorage(String whyThePartitionedStorageDiffers) {
+    assumeTrue(
+        Storage.valueOf(TestStorage.name()) == Storage.TABLE,
+        "on the partitioned storage " + whyThePartitionedStorageDiffers);
   }
 
   protected Inbox inbox() {

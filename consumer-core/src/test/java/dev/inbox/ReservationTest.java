@@ -198,6 +198,7 @@ class ReservationTest extends InboxTestSupport {
   void
       a_claim_on_a_callers_transaction_that_records_the_key_first_wins_and_the_reserved_run_commits_nothing()
           throws Exception {
+    assumeTableStorage(A_CLAIM_WAITS_FOR_THE_RESERVATION);
     Inbox inbox = inbox();
     AtomicInteger runs = new AtomicInteger();
     Execution run;
@@ -222,6 +223,7 @@ class ReservationTest extends InboxTestSupport {
   @Test
   void a_consumers_batch_that_records_the_key_first_wins_and_the_reserved_run_commits_nothing()
       throws Exception {
+    assumeTableStorage(A_CLAIM_WAITS_FOR_THE_RESERVATION);
     Inbox inbox = inbox();
     AtomicInteger runs = new AtomicInteger();
     Execution run;
@@ -256,6 +258,7 @@ class ReservationTest extends InboxTestSupport {
   @Test
   void a_claim_still_open_past_the_lock_timeout_makes_the_reserved_run_commit_nothing()
       throws Exception {
+    assumeTableStorage(A_CLAIM_WAITS_FOR_THE_RESERVATION);
     Inbox inbox = inbox(s -> s.lockTimeout(Duration.ofMillis(300)));
     AtomicInteger runs = new AtomicInteger();
     Execution run;

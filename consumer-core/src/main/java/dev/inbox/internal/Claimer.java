@@ -238,7 +238,7 @@ final class Claimer {
    * another generation after the snapshot, the partitioned form of the plain table's unique
    * violation.
    */
-  private boolean isKeyInOtherGeneration(SQLException e) {
+  boolean isKeyInOtherGeneration(SQLException e) {
     return settings.storage() == Storage.PARTITIONED
         && SqlStates.SERIALIZATION_FAILURE.equals(e.getSQLState());
   }

@@ -31,11 +31,20 @@ final class Generations {
   private static final Logger log = LoggerFactory.getLogger(Generations.class);
   private static final long POLL_MILLIS = 20;
 
+  /**
+   * The most rows one transaction of the carry-over moves, and so the most key locks it holds at
+   * once: as many as a large batch of new keys holds, a small part of the shared lock table
+   * (max_locks_per_transaction x max_connections, 6 400 with PostgreSQL's defaults).
+   */
+  static final int CARRY_OVER_CHUNK = 500;
+
   private final DataSource dataSource;
   private final InboxSettings settings;
   private final String parent;
   private final String generations;
   private final String passLockName;
+  private final String carryOverFirstChunk;
+  private final String carryOverNextChunk;
 
   Generations(DataSource dataSource, InboxSettings settings) {
     this.dataSource = dataSource;
@@ -43,6 +52,8 @@ final class Generations {
     this.parent = settings.qualifiedTable();
     this.generations = '"' + settings.schema() + "\".\"" + settings.table() + "_generations\"";
     this.passLockName = settings.schema() + "." + settings.table() + '\u001f' + "generations";
+    this.carryOverFirstChunk = carryOverChunk(true);
+    this.carryOverNextChunk = carryOverChunk(false);
   }
 
   /** Where a generation's partition stands; a killed retirement leaves any of them. */
@@ -224,49 +235,109 @@ final class Generations {
 
   /**
    * Moves every row of the generation that the plain table would not purge to the write generation,
-   * under PURGE's and PURGE_COMMITTED_WITHOUT_COMPLETE's guards negated. What stays never changes
-   * again. Returns false when a row stayed locked past lockTimeout.
+   * under PURGE's and PURGE_COMMITTED_WITHOUT_COMPLETE's guards negated, in chunks of at most
+   * {@value #CARRY_OVER_CHUNK} rows in key order, each chunk a transaction of its own: each moved
+   * row's key guard holds the key's advisory lock until its transaction ends, so one transaction
+   * for all rows would hold as many locks as the generation keeps rows, more than the shared lock
+   * table may hold. Each row moves in one statement, committed in one partition or the other and
+   * never in both, and the argument that a claim meets it is per row (docs/scale.md, "Retention"),
+   * so chunks commit one by one. What stays never changes again. Returns false when a row stayed
+   * locked past lockTimeout: the chunks before it stay carried over, and the next pass, finding
+   * them gone from the generation, carries the rest.
    */
   boolean carryOver(Connection connection, int generation, int write) throws SQLException {
-    connection.setAutoCommit(false);
-    try (Statement st = connection.createStatement();
-        PreparedStatement ps =
-            connection.prepareStatement(
-                "UPDATE "
-                    + parent
-                    + " AS r SET generation = ? WHERE r.generation = ? AND NOT (("
-                    + PURGE.guard()
-                    + ") OR ("
-                    + PURGE_COMMITTED_WITHOUT_COMPLETE.guard()
-                    + "))")) {
-      // READ COMMITTED whatever the pool's default: moving a row fires the key guard, which
-      // refuses any other isolation.
+    Chunk chunk = null;
+    long carried = 0;
+    do {
+      connection.setAutoCommit(false);
+      try {
+        chunk = carryOverChunk(connection, generation, write, chunk);
+        connection.commit();
+      } catch (SQLException e) {
+        connection.rollback();
+        if (SqlStates.isLockTimeout(e)) {
+          log.warn(
+              "carrying generation {} of {} over waited longer than lockTimeout for a row ({} rows"
+                  + " carried over before it); retrying at the next pass",
+              generation,
+              parent,
+              carried);
+          return false;
+        }
+        throw e;
+      } finally {
+        connection.setAutoCommit(true);
+      }
+      carried += chunk.moved();
+    } while (chunk.rows() == CARRY_OVER_CHUNK);
+    log.debug("carried {} rows of generation {} of {} over", carried, generation, parent);
+    return true;
+  }
+
+  /**
+   * One chunk of {@link #carryOver}: the rows it chose (at most {@value #CARRY_OVER_CHUNK}), the
+   * last of them in key order (null when it chose none), and the rows it moved.
+   */
+  private record Chunk(long rows, String lastScope, String lastKey, long moved) {}
+
+  /**
+   * Moves the kept rows after the previous chunk's last key ({@code previous} null: from the
+   * first), at most {@value #CARRY_OVER_CHUNK} of them in key order, in the transaction begun on
+   * {@code connection}.
+   */
+  private Chunk carryOverChunk(Connection connection, int generation, int write, Chunk previous)
+      throws SQLException {
+    // READ COMMITTED whatever the pool's default: moving a row fires the key guard, which refuses
+    // any other isolation.
+    try (Statement st = connection.createStatement()) {
       st.execute(
           "SET TRANSACTION ISOLATION LEVEL READ COMMITTED; SET LOCAL lock_timeout = '"
               + settings.lockTimeout().toMillis()
               + "ms'");
-      ps.setInt(1, write);
-      ps.setInt(2, generation);
-      ps.setString(3, settings.retention().toString());
-      ps.setString(4, settings.retention().toString());
-      int carried = ps.executeUpdate();
-      connection.commit();
-      log.debug("carried {} rows of generation {} of {} over", carried, generation, parent);
-      return true;
-    } catch (SQLException e) {
-      connection.rollback();
-      if (SqlStates.isLockTimeout(e)) {
-        log.warn(
-            "carrying generation {} of {} over waited longer than lockTimeout for a row; retrying"
-                + " at the next pass",
-            generation,
-            parent);
-        return false;
-      }
-      throw e;
-    } finally {
-      connection.setAutoCommit(true);
     }
+    try (PreparedStatement ps =
+        connection.prepareStatement(previous == null ? carryOverFirstChunk : carryOverNextChunk)) {
+      int next = 1;
+      ps.setInt(next++, generation);
+      if (previous != null) {
+        ps.setString(next++, previous.lastScope());
+        ps.setString(next++, previous.lastKey());
+      }
+      ps.setString(next++, settings.retention().toString());
+      ps.setString(next++, settings.retention().toString());
+      ps.setInt(next++, CARRY_OVER_CHUNK);
+      ps.setInt(next++, write);
+      ps.setInt(next, generation);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return new Chunk(rs.getLong(1), rs.getString(2), rs.getString(3), rs.getLong(4));
+      }
+    }
+  }
+
+  /**
+   * {@link #carryOverChunk}'s statement: the chunk's rows chosen under the guards in key order (by
+   * the primary key's index from the previous chunk's last key on), moved by an UPDATE of their
+   * generation through the parent, which PostgreSQL performs as a move through the key guard, and
+   * the chunk's size and last key.
+   */
+  private String carryOverChunk(boolean first) {
+    return "WITH chunk AS (SELECT r.scope, r.key FROM "
+        + parent
+        + " AS r WHERE r.generation = ?"
+        + (first ? "" : " AND (r.scope, r.key) > (?, ?)")
+        + " AND NOT (("
+        + PURGE.guard()
+        + ") OR ("
+        + PURGE_COMMITTED_WITHOUT_COMPLETE.guard()
+        + ")) ORDER BY r.scope, r.key LIMIT ?),"
+        + " moved AS (UPDATE "
+        + parent
+        + " AS r SET generation = ? FROM chunk AS c"
+        + " WHERE r.generation = ? AND r.scope = c.scope AND r.key = c.key RETURNING 1)"
+        + " SELECT (SELECT count(*) FROM chunk), l.scope, l.key, (SELECT count(*) FROM moved)"
+        + " FROM (SELECT 1) AS one LEFT JOIN (SELECT scope, key FROM chunk"
+        + " ORDER BY scope DESC, key DESC LIMIT 1) AS l ON true";
   }
 
   /**
