@@ -37,19 +37,30 @@ final class ConsumerScaling {
   private final DataSource dataSource;
   private final Workload workload;
   private final boolean atOnce;
+  private final boolean paymentOnly;
   private final PaymentsSchema payments = new PaymentsSchema(SCHEMA);
 
-  ConsumerScaling(DataSource dataSource, Workload workload, boolean atOnce) {
+  /**
+   * @param paymentOnly each new payment's row only ({@link PaymentsSchema#record}), so that the
+   *     instances' transactions never wait for each other's business writes; else the {@code kafka}
+   *     scenario's writes, whose account credits do
+   */
+  ConsumerScaling(DataSource dataSource, Workload workload, boolean atOnce, boolean paymentOnly) {
     this.dataSource = dataSource;
     this.workload = workload;
     this.atOnce = atOnce;
+    this.paymentOnly = paymentOnly;
   }
 
   static boolean runAll(BenchmarkRun run) throws Exception {
     List<Integer> counts = run.options.scaleConsumers;
     int partitions = counts.stream().mapToInt(Integer::intValue).max().orElseThrow();
     ConsumerScaling scaling =
-        new ConsumerScaling(run.dataSource, run.workload, run.options.handlerAtOnce());
+        new ConsumerScaling(
+            run.dataSource,
+            run.workload,
+            run.options.handlerAtOnce(),
+            run.options.scaleConsumersWrites.equals(InboxBenchmarks.WRITES_PAYMENT));
     boolean correct = true;
     double single = 0;
     try (BenchmarkKafka kafka = BenchmarkKafka.open(run.options.bootstrapServers)) {
@@ -66,6 +77,7 @@ final class ConsumerScaling {
               JsonLine.scenario("scale")
                   .put("variant", "consumers")
                   .put("handler", run.options.handler)
+                  .put("writes", run.options.scaleConsumersWrites)
                   .put("instances", count)
                   .put("partitions", partitions)
                   .put("messages", run.workload.messages.size())
@@ -104,7 +116,11 @@ final class ConsumerScaling {
                 .inbox(inbox)
                 .pollTimeout(Duration.ofMillis(100));
         InboxKafkaConsumer<String, byte[]> consumer =
-            KafkaScenario.applyingPayments(builder, payments, atOnce);
+            paymentOnly
+                ? builder
+                    .handler((record, tx) -> payments.record(tx, KafkaScenario.payment(record)))
+                    .build()
+                : KafkaScenario.applyingPayments(builder, payments, atOnce);
         consumers.add(consumer);
         consumer.start();
       }
@@ -121,7 +137,8 @@ final class ConsumerScaling {
       consumers.forEach(InboxKafkaConsumer::close);
       inboxes.forEach(Inbox::close);
     }
-    return new Measurement(progress.seconds(), payments.correct(dataSource, workload));
+    return new Measurement(
+        progress.seconds(), payments.correct(dataSource, workload, !paymentOnly));
   }
 
   private static Map<String, Object> properties(BenchmarkKafka kafka, String group) {

@@ -158,6 +158,21 @@ public final class InboxBenchmarks implements Callable<Integer> {
   List<Integer> scaleConsumers = List.of();
 
   @Option(
+      names = "--scale-consumers-writes",
+      defaultValue = WRITES_PAYMENT_AND_BALANCE,
+      description =
+          "What the consumers' scaling writes per new payment: "
+              + WRITES_PAYMENT_AND_BALANCE
+              + " (the kafka scenario's writes, --handler applies) or "
+              + WRITES_PAYMENT
+              + " (the payment's row only, per record: no two instances wait for each other's"
+              + " rows) (default: ${DEFAULT-VALUE}).")
+  String scaleConsumersWrites;
+
+  static final String WRITES_PAYMENT_AND_BALANCE = "payment-and-balance";
+  static final String WRITES_PAYMENT = "payment";
+
+  @Option(
       names = "--handler",
       defaultValue = HANDLER_PER_ITEM,
       description =
@@ -258,6 +273,17 @@ public final class InboxBenchmarks implements Callable<Integer> {
               + weekRowsPerDay
               + " and "
               + scaleConsumers);
+    }
+    if (!scaleConsumersWrites.equals(WRITES_PAYMENT_AND_BALANCE)
+        && !scaleConsumersWrites.equals(WRITES_PAYMENT)) {
+      throw new CommandLine.ParameterException(
+          new CommandLine(this),
+          "unknown --scale-consumers-writes '"
+              + scaleConsumersWrites
+              + "'; known: "
+              + WRITES_PAYMENT_AND_BALANCE
+              + ", "
+              + WRITES_PAYMENT);
     }
     if (!handler.equals(HANDLER_PER_ITEM) && !handler.equals(HANDLER_AT_ONCE)) {
       throw new CommandLine.ParameterException(

@@ -143,24 +143,31 @@ class ScaleScenarioTest {
     }
   }
 
-  /** Two instance counts of one group on one topic: every payment applied once in each. */
+  /**
+   * Two instance counts of one group on one topic, with either writes: every payment applied once
+   * at each count (and the accounts credited, or left at zero).
+   */
   @Test
   void consumersOfOneGroupApplyEveryPaymentOnceAtEachInstanceCount() throws Exception {
-    Printed printed =
-        print(
-            (run, dataSource) -> ConsumerScaling.runAll(run),
-            "--scale-consumers",
-            "1,2",
-            "--messages",
-            "200");
-    assertThat(printed.correct()).isTrue();
-    assertThat(printed.lines()).hasSize(2);
-    for (int i = 0; i < 2; i++) {
-      String line = printed.lines().get(i);
-      assertThat(line)
-          .contains("\"variant\":\"consumers\"", "\"instances\":" + (i + 1), "\"partitions\":2")
-          .contains("\"correct\":true");
-      assertThat(number(line, "msgs_per_s")).isPositive();
+    for (String writes : List.of("payment-and-balance", "payment")) {
+      Printed printed =
+          print(
+              (run, dataSource) -> ConsumerScaling.runAll(run),
+              "--scale-consumers",
+              "1,2",
+              "--scale-consumers-writes",
+              writes,
+              "--messages",
+              "200");
+      assertThat(printed.correct()).isTrue();
+      assertThat(printed.lines()).hasSize(2);
+      for (int i = 0; i < 2; i++) {
+        String line = printed.lines().get(i);
+        assertThat(line)
+            .contains("\"variant\":\"consumers\"", "\"instances\":" + (i + 1), "\"partitions\":2")
+            .contains("\"writes\":\"" + writes + "\"", "\"correct\":true");
+        assertThat(number(line, "msgs_per_s")).isPositive();
+      }
     }
   }
 }
