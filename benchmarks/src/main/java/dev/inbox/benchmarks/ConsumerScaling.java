@@ -28,7 +28,8 @@ import org.apache.kafka.common.serialization.StringDeserializer;
  * Every instance is an {@link InboxKafkaConsumer} with an {@link Inbox} of its own, in this JVM, on
  * the benchmark's pool. The instances join first; the workload is produced only once every
  * partition is assigned, so that no rebalance falls into the timed part. A count is timed from the
- * first non-empty poll of any instance to the commit that completes the topic's offsets.
+ * first non-empty poll of any instance to the commit that completes the topic's offsets, after
+ * {@code --warmup} unmeasured runs of the first count.
  */
 final class ConsumerScaling {
   private static final Duration TIMEOUT = Duration.ofMinutes(10);
@@ -64,6 +65,15 @@ final class ConsumerScaling {
     boolean correct = true;
     double single = 0;
     try (BenchmarkKafka kafka = BenchmarkKafka.open(run.options.bootstrapServers)) {
+      // --warmup unmeasured runs of the first count, so that it is not measured on a cold JIT.
+      for (int i = 0; i < run.options.warmup; i++) {
+        String topic = kafka.newTopic("bench-scale-consumers", partitions);
+        try {
+          correct &= scaling.run(kafka, topic, partitions, counts.get(0)).correct();
+        } finally {
+          kafka.deleteTopic(topic);
+        }
+      }
       for (int count : counts) {
         String topic = kafka.newTopic("bench-scale-consumers", partitions);
         try {
@@ -81,6 +91,7 @@ final class ConsumerScaling {
                   .put("instances", count)
                   .put("partitions", partitions)
                   .put("messages", run.workload.messages.size())
+                  .put("warmup", run.options.warmup)
                   .put("seconds", m.seconds(), 3)
                   .put("msgs_per_s", rate, 0)
                   .put("ratio_vs_first", rate / single, 3)
