@@ -338,13 +338,18 @@ final class ScaleScenario {
       s.execute("DROP SCHEMA IF EXISTS " + SCHEMA + " CASCADE");
       s.execute("CREATE SCHEMA " + SCHEMA);
     }
-    InboxSettings settings =
-        InboxSettings.builder()
-            .schema(SCHEMA)
-            .storage(storage)
-            .janitorInterval(Duration.ZERO)
-            .build();
-    return Inbox.builder().dataSource(dataSource).settings(settings).migrate(true).build();
+    return Inbox.builder().dataSource(dataSource).settings(settings(storage)).migrate(true).build();
+  }
+
+  /**
+   * The scenario's inbox on {@link #SCHEMA}: the given storage, no janitor (the scenario purges).
+   */
+  static InboxSettings settings(Storage storage) {
+    return InboxSettings.builder()
+        .schema(SCHEMA)
+        .storage(storage)
+        .janitorInterval(Duration.ZERO)
+        .build();
   }
 
   /**

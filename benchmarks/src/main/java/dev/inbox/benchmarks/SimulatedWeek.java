@@ -9,7 +9,6 @@ import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -93,12 +92,7 @@ final class SimulatedWeek {
   Week simulate() throws Exception {
     long start = System.nanoTime();
     createSchemas();
-    InboxSettings settings =
-        InboxSettings.builder()
-            .schema(SCHEMA)
-            .storage(storage)
-            .janitorInterval(Duration.ZERO)
-            .build();
+    InboxSettings settings = ScaleScenario.settings(storage);
     // Migrated on the real clock, then generation 0 moved to the simulated clock's start.
     Inbox.builder().dataSource(dataSource).settings(settings).migrate(true).build().close();
     if (storage == Storage.PARTITIONED) {
