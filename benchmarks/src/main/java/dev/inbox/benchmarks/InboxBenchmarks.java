@@ -2,9 +2,12 @@ package dev.inbox.benchmarks;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.inbox.InboxDataSources;
+import dev.inbox.Storage;
 import dev.inbox.rabbit.InboxRabbitConsumer;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
@@ -32,15 +35,7 @@ public final class InboxBenchmarks implements Callable<Integer> {
     SCENARIOS.put("http", HttpScenario::runAll);
     SCENARIOS.put("memory", MemoryScenario::runAll);
     SCENARIOS.put("peers", run -> new PeersScenario(run.dataSource, run.workload).runAll(run));
-    SCENARIOS.put(
-        "scale",
-        run ->
-            new ScaleScenario(
-                    run.dataSource,
-                    run.options.scaleRows,
-                    run.options.scaleClaims,
-                    run.options.purgeRows)
-                .runAll(run));
+    SCENARIOS.put("scale", ScaleScenario::run);
   }
 
   @Option(
@@ -118,6 +113,66 @@ public final class InboxBenchmarks implements Callable<Integer> {
   long purgeRows;
 
   @Option(
+      names = "--scale-storage",
+      defaultValue = "table",
+      split = ",",
+      description =
+          "Storages the scale scenario measures, each on its own: table, partitioned (default:"
+              + " ${DEFAULT-VALUE}).")
+  List<String> scaleStorage;
+
+  /** {@code --scale-storage} as storages, once {@link #call} has checked it. */
+  List<Storage> scaleStorages = List.of();
+
+  @Option(
+      names = "--scale-claimers",
+      defaultValue = "1",
+      description =
+          "Threads that claim during the scale scenario's purge (default: ${DEFAULT-VALUE}).")
+  int scaleClaimers;
+
+  @Option(
+      names = "--scale-generations",
+      defaultValue = "5",
+      description =
+          "Generations the partitioned storage's rows are spread over for the scale scenario's"
+              + " claims (default: ${DEFAULT-VALUE}: a day's rows at one rotation per quarter"
+              + " of the 24-hour retention).")
+  int scaleGenerations;
+
+  @Option(
+      names = "--scale-week-rows-per-day",
+      defaultValue = "0",
+      description =
+          "Keys per simulated day of the scale scenario's week of traffic on each storage; 0"
+              + " skips it (default: ${DEFAULT-VALUE}).")
+  long weekRowsPerDay;
+
+  @Option(
+      names = "--scale-consumers",
+      split = ",",
+      description =
+          "Instance counts of one consumer group of the scale scenario's consumers' scaling,"
+              + " such as 1,2,3,4, each on the same topic of as many partitions as the largest"
+              + " count; --messages per count (default: none, skipped).")
+  List<Integer> scaleConsumers = List.of();
+
+  @Option(
+      names = "--scale-consumers-writes",
+      defaultValue = WRITES_PAYMENT_AND_BALANCE,
+      description =
+          "What the consumers' scaling writes per new payment: "
+              + WRITES_PAYMENT_AND_BALANCE
+              + " (the kafka scenario's writes, --handler applies) or "
+              + WRITES_PAYMENT
+              + " (the payment's row only, per record: no two instances wait for each other's"
+              + " rows) (default: ${DEFAULT-VALUE}).")
+  String scaleConsumersWrites;
+
+  static final String WRITES_PAYMENT_AND_BALANCE = "payment-and-balance";
+  static final String WRITES_PAYMENT = "payment";
+
+  @Option(
       names = "--handler",
       defaultValue = HANDLER_PER_ITEM,
       description =
@@ -157,6 +212,15 @@ public final class InboxBenchmarks implements Callable<Integer> {
       description = "Workload seed (default: ${DEFAULT-VALUE}).")
   long seed;
 
+  /**
+   * Four connections, or more for the scale scenario's claimers during the purge, its observer and
+   * the purge itself, and for its consumers' instances.
+   */
+  int poolSize() {
+    int consumers = scaleConsumers.stream().mapToInt(Integer::intValue).max().orElse(0);
+    return Math.max(4, Math.max(scaleClaimers + 2, consumers + 1));
+  }
+
   public static void main(String[] args) {
     System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
     System.exit(new CommandLine(new InboxBenchmarks()).execute(args));
@@ -184,6 +248,43 @@ public final class InboxBenchmarks implements Callable<Integer> {
               + " and "
               + scaleRows);
     }
+    scaleStorages = new ArrayList<>();
+    for (String storage : scaleStorage) {
+      try {
+        scaleStorages.add(Storage.valueOf(storage.toUpperCase(Locale.ROOT)));
+      } catch (IllegalArgumentException e) {
+        throw new CommandLine.ParameterException(
+            new CommandLine(this),
+            "unknown --scale-storage '" + storage + "'; known: table, partitioned");
+      }
+    }
+    if (scaleClaimers < 1
+        || scaleGenerations < 1
+        || weekRowsPerDay < 0
+        || scaleConsumers.stream().anyMatch(n -> n < 1)) {
+      throw new CommandLine.ParameterException(
+          new CommandLine(this),
+          "need --scale-claimers >= 1, --scale-generations >= 1, --scale-week-rows-per-day >= 0"
+              + " and every --scale-consumers >= 1, but got "
+              + scaleClaimers
+              + ", "
+              + scaleGenerations
+              + ", "
+              + weekRowsPerDay
+              + " and "
+              + scaleConsumers);
+    }
+    if (!scaleConsumersWrites.equals(WRITES_PAYMENT_AND_BALANCE)
+        && !scaleConsumersWrites.equals(WRITES_PAYMENT)) {
+      throw new CommandLine.ParameterException(
+          new CommandLine(this),
+          "unknown --scale-consumers-writes '"
+              + scaleConsumersWrites
+              + "'; known: "
+              + WRITES_PAYMENT_AND_BALANCE
+              + ", "
+              + WRITES_PAYMENT);
+    }
     if (!handler.equals(HANDLER_PER_ITEM) && !handler.equals(HANDLER_AT_ONCE)) {
       throw new CommandLine.ParameterException(
           new CommandLine(this),
@@ -206,7 +307,7 @@ public final class InboxBenchmarks implements Callable<Integer> {
     }
     Workload workload = new Workload(messages, duplicateRate, seed);
     boolean allCorrect = true;
-    try (HikariDataSource dataSource = InboxDataSources.pool(jdbcUrl, null, null, 4)) {
+    try (HikariDataSource dataSource = InboxDataSources.pool(jdbcUrl, null, null, poolSize())) {
       BenchmarkRun run = new BenchmarkRun(this, dataSource, workload);
       for (String scenario : scenarios) {
         allCorrect &= SCENARIOS.get(scenario).run(run);

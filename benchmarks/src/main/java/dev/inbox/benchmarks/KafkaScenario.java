@@ -117,12 +117,7 @@ final class KafkaScenario {
               .topics(topic)
               .inbox(inbox)
               .pollTimeout(Duration.ofMillis(100));
-      InboxKafkaConsumer<String, byte[]> consumer =
-          (atOnce
-                  ? builder.newRecordsHandler(
-                      (records, tx) -> payments.applyAll(tx, paymentsOf(records)))
-                  : builder.handler((record, tx) -> payments.apply(tx, payment(record))))
-              .build();
+      InboxKafkaConsumer<String, byte[]> consumer = applyingPayments(builder, payments, atOnce);
       try {
         consumer.start();
         if (!progress[0].awaitDone(RUN_TIMEOUT)) {
@@ -186,6 +181,18 @@ final class KafkaScenario {
       }
       return (System.nanoTime() - first) / 1e9;
     }
+  }
+
+  /**
+   * The consumer that applies each new payment ({@code --handler per-item}), or each poll's new
+   * payments in one statement ({@code at-once}).
+   */
+  static InboxKafkaConsumer<String, byte[]> applyingPayments(
+      InboxKafkaConsumer.Builder<String, byte[]> builder, PaymentsSchema payments, boolean atOnce) {
+    return (atOnce
+            ? builder.newRecordsHandler((records, tx) -> payments.applyAll(tx, paymentsOf(records)))
+            : builder.handler((record, tx) -> payments.apply(tx, payment(record))))
+        .build();
   }
 
   private static List<Workload.Payment> paymentsOf(List<ConsumerRecord<String, byte[]>> records) {
