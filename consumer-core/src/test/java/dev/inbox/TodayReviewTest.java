@@ -213,6 +213,43 @@ class TodayReviewTest extends InboxTestSupport {
     assertThat(effects()).isEqualTo(2);
   }
 
+  /**
+   * The HTTP filter's and the starter's path: {@code execute} joined to the caller's transaction
+   * stores the handler's result with the guarded STORE_RESULT, for a new key, a failed one retried
+   * and a released one; the caller commits, and every duplicate answers the stored result.
+   */
+  @Test
+  void execute_on_the_callers_transaction_stores_its_result_whatever_the_key_was()
+      throws Exception {
+    Inbox inbox = inbox();
+    executeFailing(inbox, "orders", "k-exec-retry", null);
+    executeFailing(inbox, "orders", "k-exec-released", null);
+    assertThat(inbox.admin().release("orders", "k-exec-released"))
+        .isEqualTo(ReleaseResult.RELEASED);
+    List<String> keys = List.of("k-exec-new", "k-exec-retry", "k-exec-released");
+    try (Connection tx = begin(dataSource.getConnection())) {
+      Inbox joining = joining(tx);
+      for (String key : keys) {
+        Execution execution =
+            joining.execute(
+                "orders",
+                key,
+                handlerTx -> {
+                  effect(handlerTx, "orders", key, 1);
+                  return RESULT;
+                });
+        assertThat(execution.outcome()).as(key).isEqualTo(ClaimOutcome.NEW);
+      }
+      tx.commit();
+    }
+    for (String key : keys) {
+      Execution again = executeWithEffect(inbox, "orders", key);
+      assertThat(again.outcome()).as(key).isEqualTo(ClaimOutcome.DUPLICATE);
+      assertThat(again.storedResult().map(StoredResult::status)).as(key).contains(201);
+      assertThat(effects(key)).as(key).isEqualTo(1);
+    }
+  }
+
   @Test
   void thirty_two_joined_claims_racing_one_key_apply_its_effect_once() throws Exception {
     Inbox inbox = inbox();
