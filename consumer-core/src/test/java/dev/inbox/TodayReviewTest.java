@@ -45,6 +45,30 @@ class TodayReviewTest extends InboxTestSupport {
     }
   }
 
+  /** Completes the claim without a result and commits, or rolls back when complete refuses. */
+  private static void completeOrRollBack(Inbox inbox, Connection tx, Claim claim)
+      throws SQLException {
+    try {
+      inbox.complete(tx, claim, null);
+      tx.commit();
+    } catch (RuntimeException refused) {
+      tx.rollback();
+    }
+  }
+
+  /** The key's effects once the next delivery applied it, if its claim answers NEW. */
+  private long effectsOnceDeliveredAgain(Inbox inbox, String key) throws SQLException {
+    return effects(key) + (claimAgain(inbox, key).isNew() ? 1 : 0);
+  }
+
+  /** The key answers DUPLICATE with {@link #RESULT}, its effect applied once. */
+  private void assertAppliedOnceWithItsResult(Inbox inbox, String key) throws SQLException {
+    Claim next = claimAgain(inbox, key);
+    assertThat(next.outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
+    assertThat(statusOf(next)).isEqualTo(201);
+    assertThat(effects(key)).isEqualTo(1);
+  }
+
   private static int statusOf(Claim claim) {
     return claim.result().map(StoredResult::status).orElse(-1);
   }
@@ -65,16 +89,9 @@ class TodayReviewTest extends InboxTestSupport {
     }
     try (Connection tx2 = begin(dataSource.getConnection())) {
       effect(tx2, "orders", "k-rolled-back", 1);
-      try {
-        inbox.complete(tx2, claim, null);
-        tx2.commit();
-      } catch (RuntimeException refused) {
-        tx2.rollback();
-      }
+      completeOrRollBack(inbox, tx2, claim);
     }
-    Claim next = claimAgain(inbox, "k-rolled-back");
-    long effectsAfterRedelivery = effects("k-rolled-back") + (next.isNew() ? 1 : 0);
-    assertThat(effectsAfterRedelivery).as("effects once the key is delivered again").isEqualTo(1);
+    assertThat(effectsOnceDeliveredAgain(inbox, "k-rolled-back")).isEqualTo(1);
   }
 
   @Test
@@ -90,16 +107,9 @@ class TodayReviewTest extends InboxTestSupport {
       assertThat(claim.outcome()).isEqualTo(ClaimOutcome.NEW);
       tx.rollback(beforeClaim);
       effect(tx, "orders", "k-sp-before", 1);
-      try {
-        inbox.complete(tx, claim, null);
-        tx.commit();
-      } catch (RuntimeException refused) {
-        tx.rollback();
-      }
+      completeOrRollBack(inbox, tx, claim);
     }
-    Claim next = claimAgain(inbox, "k-sp-before");
-    long effectsAfterRedelivery = effects("k-sp-before") + (next.isNew() ? 1 : 0);
-    assertThat(effectsAfterRedelivery).as("effects once the key is delivered again").isEqualTo(1);
+    assertThat(effectsOnceDeliveredAgain(inbox, "k-sp-before")).isEqualTo(1);
   }
 
   @Test
@@ -116,10 +126,7 @@ class TodayReviewTest extends InboxTestSupport {
       inbox.complete(tx, claim, RESULT);
       tx.commit();
     }
-    Claim next = claimAgain(inbox, "k-sp-after");
-    assertThat(next.outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
-    assertThat(statusOf(next)).isEqualTo(201);
-    assertThat(effects("k-sp-after")).isEqualTo(1);
+    assertAppliedOnceWithItsResult(inbox, "k-sp-after");
     assertThat(queryLong("SELECT sum(amount) FROM " + schema + ".effects")).isEqualTo(1);
   }
 
@@ -158,10 +165,7 @@ class TodayReviewTest extends InboxTestSupport {
       inbox.complete(tx, claim, RESULT);
       tx.commit();
     }
-    Claim next = claimAgain(inbox, "k-retry");
-    assertThat(next.outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
-    assertThat(statusOf(next)).isEqualTo(201);
-    assertThat(effects("k-retry")).isEqualTo(1);
+    assertAppliedOnceWithItsResult(inbox, "k-retry");
   }
 
   @Test
@@ -185,10 +189,7 @@ class TodayReviewTest extends InboxTestSupport {
                     .leases()
                     .complete(leased.lease().orElseThrow(), StoredResult.of(500, new byte[0])))
         .isInstanceOf(LeaseLostException.class);
-    Claim next = claimAgain(inbox, "k-takeover");
-    assertThat(next.outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
-    assertThat(statusOf(next)).isEqualTo(201);
-    assertThat(effects("k-takeover")).isEqualTo(1);
+    assertAppliedOnceWithItsResult(inbox, "k-takeover");
   }
 
   @Test

@@ -39,14 +39,8 @@ class TodayPartitionedReviewTest extends PartitionedTestSupport {
   @Test
   void kept_keys_across_chunk_boundaries_never_answer_new_while_they_move() throws Exception {
     Inbox inbox =
-        inbox(s -> s.lockTimeout(Duration.ofSeconds(30)).leaseDuration(Duration.ofMinutes(2)));
-    insertCompleted("r", "r", 1, 7, Duration.ofHours(1));
-    insertCompleted("s", "k", 1, KEPT, Duration.ofHours(1));
-    insertCompleted("s", "k", 1, KEPT, Duration.ofDays(30), "-expired");
-    insertCompleted("u", "u", 1, 7, Duration.ofHours(1));
-    Generations generations = generations(inbox);
-    assertThat(generations.rotate(true)).isTrue();
-    generationStartedEarlier(1, RETENTION.plusMinutes(1));
+        inbox(s -> s.lockTimeout(Duration.ofSeconds(60)).leaseDuration(Duration.ofMinutes(2)));
+    Generations generations = generationZeroDue(inbox);
 
     ExecutorService retention = Executors.newSingleThreadExecutor();
     List<String> answeredNew = new ArrayList<>();
@@ -98,13 +92,7 @@ class TodayPartitionedReviewTest extends PartitionedTestSupport {
   void claims_waiting_on_a_chunk_in_flux_answer_duplicate_when_it_commits() throws Exception {
     Inbox inbox =
         inbox(s -> s.lockTimeout(Duration.ofSeconds(60)).leaseDuration(Duration.ofMinutes(2)));
-    insertCompleted("r", "r", 1, 7, Duration.ofHours(1));
-    insertCompleted("s", "k", 1, KEPT, Duration.ofHours(1));
-    insertCompleted("s", "k", 1, KEPT, Duration.ofDays(30), "-expired");
-    insertCompleted("u", "u", 1, 7, Duration.ofHours(1));
-    Generations generations = generations(inbox);
-    assertThat(generations.rotate(true)).isTrue();
-    generationStartedEarlier(1, RETENTION.plusMinutes(1));
+    Generations generations = generationZeroDue(inbox);
     // Chunks in key order: r's 7 and k00001..k00493, k00494..k00993, then k00994 first.
     int thirdChunksFirst = 2 * Generations.CARRY_OVER_CHUNK - 7 + 1;
     ExecutorService threads = Executors.newFixedThreadPool(2);
@@ -140,6 +128,21 @@ class TodayPartitionedReviewTest extends PartitionedTestSupport {
     assertThat(queryLong("SELECT count(*) FROM " + schema + ".inbox WHERE generation = 1"))
         .isEqualTo(KEPT + 14);
     assertThat(keysStoredTwice()).isZero();
+  }
+
+  /**
+   * Generation 0 due for retirement, holding in key order scope r's 7 kept rows, scope s's {@link
+   * #KEPT} kept rows with an expired one (completed 30 days ago) after each, and scope u's 7.
+   */
+  private Generations generationZeroDue(Inbox inbox) throws SQLException {
+    insertCompleted("r", "r", 1, 7, Duration.ofHours(1));
+    insertCompleted("s", "k", 1, KEPT, Duration.ofHours(1));
+    insertCompleted("s", "k", 1, KEPT, Duration.ofDays(30), "-expired");
+    insertCompleted("u", "u", 1, 7, Duration.ofHours(1));
+    Generations generations = generations(inbox);
+    assertThat(generations.rotate(true)).isTrue();
+    generationStartedEarlier(1, RETENTION.plusMinutes(1));
+    return generations;
   }
 
   /**
