@@ -85,11 +85,12 @@ class TodayPartitionedReviewTest extends PartitionedTestSupport {
    * The same generation, its carry-over held in its third chunk by the key lock of that chunk's
    * first row: the first two chunks are committed in generation 1, the rest is still in generation
    * 0, some of the third chunk's rows maybe moved but not committed. A caller's transaction claims
-   * every kept key meanwhile, in reverse key order, waiting where a row is in flux: every answer is
-   * DUPLICATE once the chunk commits, and no key ends in both generations.
+   * every kept key meanwhile, in reverse key order (waiting, if a row in flux makes it wait, until
+   * the chunk commits): every answer is DUPLICATE, and no key ends in both generations. Seen: the
+   * sweep answers every key at once, reading the committed rows, without waiting.
    */
   @Test
-  void claims_waiting_on_a_chunk_in_flux_answer_duplicate_when_it_commits() throws Exception {
+  void claims_while_a_chunk_is_held_answer_duplicate() throws Exception {
     Inbox inbox =
         inbox(s -> s.lockTimeout(Duration.ofSeconds(60)).leaseDuration(Duration.ofMinutes(2)));
     Generations generations = generationZeroDue(inbox);
