@@ -15,7 +15,6 @@ import dev.inbox.internal.Generations.PartitionState;
 import dev.inbox.testing.Await;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
@@ -268,13 +267,5 @@ class PartitionedRetentionTest extends PartitionedTestSupport {
     assertThat(executeWithEffect(inbox, key).outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
     assertThat(batchWithEffect(inbox, List.of(key))).isEqualTo(ItemStatus.DUPLICATE);
     assertThat(effects(key)).isEqualTo(before);
-  }
-
-  private static int pid(Connection connection) throws SQLException {
-    try (Statement s = connection.createStatement();
-        ResultSet rs = s.executeQuery("SELECT pg_backend_pid()")) {
-      rs.next();
-      return rs.getInt(1);
-    }
   }
 }

@@ -15,9 +15,7 @@ import dev.inbox.internal.Generations.PartitionState;
 import dev.inbox.testing.Await;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
-import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -428,39 +426,5 @@ class PartitionedReviewTest extends PartitionedTestSupport {
     assertThat(effects("a")).isEqualTo(1);
     assertThat(effects("b")).isEqualTo(1);
     assertThat(keysStoredTwice()).isZero();
-  }
-
-  /** Takes the key's lock, as execute's reservation of it or the key guard would hold it. */
-  private void lockKey(Connection connection, String key) throws SQLException {
-    try (Statement s = connection.createStatement()) {
-      s.executeQuery(
-              "SELECT pg_advisory_xact_lock(hashtextextended('"
-                  + schema
-                  + ".inbox' || chr(31) || 's' || chr(31) || '"
-                  + key
-                  + "', 0))")
-          .close();
-    }
-  }
-
-  /** Waits until exactly {@code count} backends wait for the one with {@code pid}. */
-  private void awaitBlockedBy(String what, int pid, long count) throws Exception {
-    Await.until(
-        what,
-        Duration.ofMinutes(2),
-        () ->
-            queryLong(
-                    "SELECT count(*) FROM pg_stat_activity WHERE "
-                        + pid
-                        + " = ANY(pg_blocking_pids(pid))")
-                == count);
-  }
-
-  private static int pid(Connection connection) throws SQLException {
-    try (Statement s = connection.createStatement();
-        ResultSet rs = s.executeQuery("SELECT pg_backend_pid()")) {
-      rs.next();
-      return rs.getInt(1);
-    }
   }
 }

@@ -11,6 +11,7 @@ import dev.inbox.Inbox;
 import dev.inbox.InboxSettings;
 import dev.inbox.ItemStatus;
 import dev.inbox.Storage;
+import dev.inbox.testing.Await;
 import dev.inbox.testing.TestDataSources;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -226,5 +227,39 @@ abstract class PartitionedTestSupport {
     connection.setAutoCommit(false);
     connection.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
     return connection;
+  }
+
+  /** Takes the key's lock, as execute's reservation of it or the key guard would hold it. */
+  protected void lockKey(Connection connection, String key) throws SQLException {
+    try (Statement s = connection.createStatement()) {
+      s.executeQuery(
+              "SELECT pg_advisory_xact_lock(hashtextextended('"
+                  + schema
+                  + ".inbox' || chr(31) || 's' || chr(31) || '"
+                  + key
+                  + "', 0))")
+          .close();
+    }
+  }
+
+  /** Waits until exactly {@code count} backends wait for the one with {@code pid}. */
+  protected void awaitBlockedBy(String what, int pid, long count) throws Exception {
+    Await.until(
+        what,
+        Duration.ofMinutes(2),
+        () ->
+            queryLong(
+                    "SELECT count(*) FROM pg_stat_activity WHERE "
+                        + pid
+                        + " = ANY(pg_blocking_pids(pid))")
+                == count);
+  }
+
+  protected static int pid(Connection connection) throws SQLException {
+    try (Statement s = connection.createStatement();
+        ResultSet rs = s.executeQuery("SELECT pg_backend_pid()")) {
+      rs.next();
+      return rs.getInt(1);
+    }
   }
 }
