@@ -132,9 +132,11 @@ public interface Inbox extends AutoCloseable {
   Claim claim(Connection transaction, String scope, String key, byte[] fingerprint);
 
   /**
-   * Completes a {@code NEW} claim made with {@link #claim}, on the caller's transaction: stores its
-   * result, if any (null: none, and no statement is sent, since the claim wrote the record {@code
-   * COMPLETED} already), after checking that the transaction can still commit.
+   * Completes a {@code NEW} claim made with {@link #claim}, on the caller's transaction, in one
+   * round trip: stores its result (null: none) on the record the claim wrote {@code COMPLETED}.
+   * Refuses, with an {@link IllegalStateException}, a claim whose record this transaction no longer
+   * holds (a rollback to a savepoint taken before the claim undid it, or another transaction made
+   * it): committing the work then would leave it without its key.
    *
    * @throws InboxDatabaseException when the transaction was aborted by an earlier SQL error (its
    *     commit would roll back): roll it back

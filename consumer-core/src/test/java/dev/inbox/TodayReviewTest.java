@@ -17,7 +17,6 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -74,11 +73,6 @@ class TodayReviewTest extends InboxTestSupport {
   }
 
   @Test
-  @Disabled(
-      "defect: complete(tx2, claim, null) of a claim whose own transaction rolled back succeeds"
-          + " silently (it sends no statement since 03db68c), so tx2 commits its effect with no"
-          + " record and the next delivery answers NEW and applies it again; before 03db68c the"
-          + " UPDATE found no row and complete threw")
   void completing_a_rolled_back_claim_on_another_transaction_is_refused() throws Exception {
     Inbox inbox = inbox();
     Claim claim;
@@ -95,10 +89,6 @@ class TodayReviewTest extends InboxTestSupport {
   }
 
   @Test
-  @Disabled(
-      "defect: after a rollback to a savepoint taken before the claim, complete(tx, claim, null)"
-          + " succeeds and the commit keeps the effect written after the rollback with no record;"
-          + " before 03db68c complete's UPDATE found no row and threw")
   void completing_a_claim_rolled_back_to_a_savepoint_before_it_is_refused() throws Exception {
     Inbox inbox = inbox();
     try (Connection tx = begin(dataSource.getConnection())) {

@@ -568,13 +568,13 @@ public final class PostgresInbox implements Inbox {
 
   /**
    * Completes a claim made on the caller's transaction, which the claim wrote COMPLETED already
-   * ({@link Claimer#claimInCallersTransaction}): only a result is left to write.
+   * ({@link Claimer#claimInCallersTransaction}): stores the result, none included, so that a claim
+   * whose row a rollback undid, or that another transaction made, is refused rather than letting
+   * the caller commit its work without the key.
    */
   private void completeJoined(Connection transaction, Claim claim, StoredResult result)
       throws SQLException {
-    if (result != null) {
-      storeResult(transaction, claim, result);
-    }
+    storeResult(transaction, claim, result);
   }
 
   private static void expectOneRow(int updated, Claim claim, StateMachine.Transition transition) {

@@ -2,15 +2,13 @@ package dev.inbox.internal;
 
 import dev.inbox.InboxSettings;
 import dev.inbox.TransientFailures;
+import dev.inbox.spi.AbortedTransactions;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Savepoint;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.concurrent.Executor;
 import javax.sql.DataSource;
-import org.postgresql.core.BaseConnection;
-import org.postgresql.core.TransactionState;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -147,25 +145,9 @@ final class Transactions {
     }
   }
 
-  /**
-   * Whether an SQL error aborted the connection's transaction. pgjdbc knows it from the server's
-   * last ReadyForQuery, without a round trip; a connection that does not unwrap to pgjdbc is asked
-   * with a statement that an aborted transaction refuses.
-   */
+  /** Whether an SQL error aborted the connection's transaction: {@link AbortedTransactions}. */
   static boolean isAborted(Connection connection) throws SQLException {
-    if (connection.isWrapperFor(BaseConnection.class)) {
-      return connection.unwrap(BaseConnection.class).getTransactionState()
-          == TransactionState.FAILED;
-    }
-    try (Statement statement = connection.createStatement()) {
-      statement.execute("SELECT 1");
-      return false;
-    } catch (SQLException e) {
-      if (SqlStates.IN_FAILED_SQL_TRANSACTION.equals(e.getSQLState())) {
-        return true;
-      }
-      throw e;
-    }
+    return AbortedTransactions.isAborted(connection);
   }
 
   /**

@@ -26,8 +26,8 @@ import org.springframework.kafka.annotation.KafkaListener;
  * <ul>
  *   <li>each record's key (a {@code KeyExtractor<Object, Object>} bean, by default the {@code
  *       idempotency-key} header, else {@code topic-partition@offset}) is claimed in the listener
- *       method's {@code @Transactional}, scoped by the consumer group, and completed just before
- *       that transaction commits;
+ *       method's {@code @Transactional}, scoped by the consumer group, its record written completed
+ *       to commit with the method's writes;
  *   <li>a duplicate is not passed to the method and is acknowledged; a failure rolls back and
  *       counts an attempt, and the container's error handler retries it; after {@code
  *       inbox.max-attempts} the key gives up and the record goes to the error handler's recoverer;

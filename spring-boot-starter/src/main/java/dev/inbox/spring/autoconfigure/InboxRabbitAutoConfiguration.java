@@ -20,10 +20,10 @@ import org.springframework.context.annotation.Bean;
  * concurrency, retry and {@code MessageRecoverer} stay the application's), by the same mechanism as
  * {@link InboxKafkaAutoConfiguration}: the message's key (its {@code messageId}, else the {@code
  * idempotency-key} header) is claimed in the listener's {@code @Transactional}, scoped by the
- * queue, and completed just before commit; a duplicate is acknowledged without calling the
- * listener; a failure counts an attempt and follows the container's retry, and a key that gave up
- * reaches the recoverer. A listener method that is not {@code @Transactional} stops the application
- * at startup.
+ * queue, its record written completed to commit with the listener's writes; a duplicate is
+ * acknowledged without calling the listener; a failure counts an attempt and follows the
+ * container's retry, and a key that gave up reaches the recoverer. A listener method that is not
+ * {@code @Transactional} stops the application at startup.
  */
 @AutoConfiguration(after = InboxAutoConfiguration.class)
 @ConditionalOnClass(RabbitListener.class)

@@ -2,8 +2,11 @@ package dev.inbox.spring.internal;
 
 import dev.inbox.Claim;
 import dev.inbox.Inbox;
+import dev.inbox.InboxDatabaseException;
 import dev.inbox.TransientFailures;
+import dev.inbox.spi.AbortedTransactions;
 import java.sql.Connection;
+import java.sql.SQLException;
 import java.util.Arrays;
 import java.util.List;
 import org.slf4j.Logger;
@@ -11,11 +14,11 @@ import org.slf4j.LoggerFactory;
 import org.springframework.transaction.support.TransactionSynchronization;
 
 /**
- * Completes the new keys of a delivery in the listener's transaction just before it commits, so
- * that no listener can forget it; after a rollback, counts the failed attempt of the message that
- * failed, so that a poison message reaches {@code GAVE_UP}. A commit that somehow skips {@link
- * #beforeCommit} still cannot double an effect: the claimed rows commit as they are, and a
- * redelivery finds them as duplicates.
+ * Before the listener's transaction commits, refuses one that an SQL error aborted (the listener
+ * caught the error without rolling back to a savepoint), so that it rolls back as a failure; after
+ * a rollback, counts the failed attempt of the message that failed, so that a poison message
+ * reaches {@code GAVE_UP}. Nothing else is written before the commit: the claim wrote each new
+ * key's record {@code COMPLETED} in the listener's transaction, and a listener stores no result.
  *
  * <p>A failure that says nothing about the message (a deadlock, a lock wait past the timeout, a
  * lost connection: {@link TransientFailures}) is not counted. In a batch, only the message the
@@ -49,10 +52,31 @@ final class Completion implements TransactionSynchronization {
     this.failure = failure;
   }
 
+  /**
+   * No round trip with pgjdbc, which knows the transaction's state from the server's last reply.
+   */
   @Override
   public void beforeCommit(boolean readOnly) {
-    for (Claim claim : claims) {
-      inbox.complete(transaction, claim, null);
+    boolean aborted;
+    try {
+      aborted = AbortedTransactions.isAborted(transaction);
+    } catch (SQLException e) {
+      throw new InboxDatabaseException(
+          delivery.scope(),
+          null,
+          "checking the listener's transaction before its commit failed",
+          e);
+    }
+    if (aborted) {
+      throw new InboxDatabaseException(
+          delivery.scope(),
+          null,
+          "the listener's transaction cannot commit",
+          new SQLException(
+              "the listener returned normally, but an SQL error it caught had aborted its"
+                  + " transaction, so none of its writes can commit; roll back to a savepoint after"
+                  + " an error the listener means to survive, or let the error propagate",
+              "25P02"));
     }
   }
 

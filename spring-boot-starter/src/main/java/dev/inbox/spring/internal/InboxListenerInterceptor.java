@@ -20,8 +20,10 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
 
 /**
  * Runs just inside a listener method's {@code @Transactional}: claims the keys of the container's
- * current {@link Delivery} in that transaction, calls the method for the new messages only, and
- * registers a {@link Completion} that completes their keys before the transaction commits.
+ * current {@link Delivery} in that transaction (each new key's record written {@code COMPLETED}, to
+ * commit with the method's writes), calls the method for the new messages only, and registers a
+ * {@link Completion} that refuses to commit an aborted transaction and counts a failed attempt
+ * after a rollback.
  *
  * <p>A duplicate is not passed to the method (a record listener is not called; a batch listener
  * gets its list arguments without the duplicates), and the container acknowledges it as handled (in
