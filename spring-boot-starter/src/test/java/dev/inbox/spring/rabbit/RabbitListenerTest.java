@@ -168,13 +168,12 @@ class RabbitListenerTest {
   void a_failing_message_is_tried_max_attempts_times_then_republished_by_the_recoverer()
       throws Exception {
     String key = UUID.randomUUID().toString();
+    int callsBefore = listeners.calls("poison");
     send(POISON, key);
-    Message dead = rabbit.receive(DEAD_LETTERS, 60_000);
-    assertThat(dead).isNotNull();
-    assertThat(dead.getMessageProperties().getMessageId()).isEqualTo(key);
+    Message dead = awaitDeadLetter(key);
     assertThat(String.valueOf(dead.getMessageProperties().getHeaders().get("x-exception-message")))
         .contains("gave up after 3 failed attempts");
-    assertThat(listeners.calls("poison")).isEqualTo(3);
+    assertThat(listeners.calls("poison") - callsBefore).isEqualTo(3);
     assertThat(effects("poison", key)).isZero();
     assertThat(inbox.admin().find(POISON, key).orElseThrow().attempts()).isEqualTo(3);
     Map<String, Object> headers = dead.getMessageProperties().getHeaders();
@@ -185,6 +184,26 @@ class RabbitListenerTest {
         .containsEntry("x-inbox-scope", POISON);
     assertThat(String.valueOf(headers.get("x-inbox-detail")))
         .contains("gave up after 3 failed attempts");
+  }
+
+  /**
+   * A listener that swallows an SQL error and returns normally has an aborted transaction: the
+   * inbox refuses its commit, so the message counts as failed (its effect rolled back, its attempt
+   * counted) until it gives up, as if it had thrown.
+   */
+  @Test
+  void a_listener_that_swallows_an_sql_error_fails_and_gives_up_like_one_that_throws()
+      throws Exception {
+    String key = UUID.randomUUID().toString();
+    int callsBefore = listeners.calls("poison");
+    send(POISON, key, "swallow-" + key);
+    Message dead = awaitDeadLetter(key);
+    assertThat(dead.getMessageProperties().getHeaders())
+        .containsEntry("x-inbox-reason", "gave_up")
+        .containsEntry("x-inbox-attempts", 3);
+    assertThat(listeners.calls("poison") - callsBefore).isEqualTo(3);
+    assertThat(effects("poison", "swallow-" + key)).isZero();
+    assertThat(inbox.admin().find(POISON, key).orElseThrow().attempts()).isEqualTo(3);
   }
 
   @Test

@@ -41,6 +41,15 @@ public class RabbitListeners {
   @RabbitListener(queues = "${test.queue.poison}")
   public void onPoison(String payload) {
     effect("poison", payload);
+    if (payload.startsWith("swallow")) {
+      // Catches the SQL error without a savepoint and returns normally: the transaction is
+      // aborted, so its commit must fail rather than report the message handled.
+      try {
+        jdbc.execute("SELECT 1 / 0");
+      } catch (RuntimeException e) {
+        return;
+      }
+    }
     throw new IllegalStateException("payment " + payload + " cannot be booked");
   }
 
