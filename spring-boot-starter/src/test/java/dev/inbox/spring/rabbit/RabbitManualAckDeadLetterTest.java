@@ -181,6 +181,8 @@ class RabbitManualAckDeadLetterTest {
 
     // Stopping the consumer returns any unacknowledged message to the queue, ahead of the last one
     // sent below, so the restarted consumer would claim it (and dead-letter it) before the last.
+    // Its channel may be closed only after the count below (the cached channel of an unacknowledged
+    // refused message was, in the run that proved the defect), so the proof is the restart's.
     MessageListenerContainer container = registry.getListenerContainer(CONTAINER);
     container.stop();
     assertThat(RabbitMessages.ready(rabbit, QUEUE))

@@ -42,7 +42,9 @@ final class RabbitMessages {
   static Message awaitDeadLetter(RabbitTemplate rabbit, String deadLetters, String key) {
     Message dead = rabbit.receive(deadLetters, 60_000);
     assertThat(dead).as("a dead letter of %s", key).isNotNull();
-    assertThat(dead.getMessageProperties().getMessageId()).as("the next dead letter").isEqualTo(key);
+    assertThat(dead.getMessageProperties().getMessageId())
+        .as("the next dead letter")
+        .isEqualTo(key);
     return dead;
   }
 }
