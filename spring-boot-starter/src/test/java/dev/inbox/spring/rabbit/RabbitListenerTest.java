@@ -12,13 +12,11 @@ import dev.inbox.testing.Await;
 import dev.inbox.testing.TestRabbit;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
 import org.springframework.amqp.core.Message;
-import org.springframework.amqp.core.MessageBuilder;
 import org.springframework.amqp.core.Queue;
 import org.springframework.amqp.core.QueueBuilder;
 import org.springframework.amqp.rabbit.core.RabbitTemplate;
@@ -291,11 +289,7 @@ class RabbitListenerTest {
   }
 
   private static List<String> keys(int count) {
-    List<String> keys = new ArrayList<>();
-    for (int i = 0; i < count; i++) {
-      keys.add(UUID.randomUUID().toString());
-    }
-    return keys;
+    return RabbitMessages.keys(count);
   }
 
   /** Each key twice, the second time as a publisher's re-send. */
@@ -312,13 +306,7 @@ class RabbitListenerTest {
   }
 
   private void send(String queue, String key, String body) {
-    rabbit.send(
-        "",
-        queue,
-        MessageBuilder.withBody(body.getBytes(StandardCharsets.UTF_8))
-            .setContentType("text/plain")
-            .setMessageId(key)
-            .build());
+    RabbitMessages.send(rabbit, queue, key, body);
   }
 
   /** Until that many claims (new, duplicate, or any other answer) were made on the queue. */
