@@ -9,7 +9,8 @@ import org.springframework.amqp.core.Message;
 
 /**
  * The inbox's dead-letter headers of a RabbitMQ message ({@link DeadLetterCause}), its scope the
- * queue it was consumed from and its key found as {@link RabbitDelivery} finds it.
+ * queue it was consumed from and its key found as {@link RabbitDelivery} finds it; and, for a
+ * recoverer, which messages of the current delivery to dead-letter and their acknowledgement.
  */
 public final class RabbitDeadLetters {
   private final DeadLetterCause causes;
