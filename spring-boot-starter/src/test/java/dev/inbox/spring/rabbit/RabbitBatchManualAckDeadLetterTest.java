@@ -11,6 +11,7 @@ import dev.inbox.testing.TestRabbit;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.springframework.amqp.core.Message;
@@ -127,7 +128,9 @@ class RabbitBatchManualAckDeadLetterTest {
     container.start();
     queue.awaitClaims(9);
 
-    Message mismatch = queue.awaitDeadLetter(mismatched);
+    Map<String, Message> dead = queue.awaitDeadLetters(1);
+    assertThat(dead).containsOnlyKeys(mismatched);
+    Message mismatch = dead.get(mismatched);
     assertThat(new String(mismatch.getBody(), StandardCharsets.UTF_8))
         .isEqualTo("other-" + mismatched);
     assertThat(mismatch.getMessageProperties().getHeaders())

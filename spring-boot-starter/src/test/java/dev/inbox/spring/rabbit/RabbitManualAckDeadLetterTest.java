@@ -12,6 +12,7 @@ import dev.inbox.testing.TestRabbit;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.springframework.amqp.core.Message;
@@ -126,14 +127,16 @@ class RabbitManualAckDeadLetterTest {
     queue.send(refused, "refuse-" + refused);
     queue.awaitClaims(9);
 
-    Message mismatch = queue.awaitDeadLetter(mismatched);
+    Map<String, Message> dead = queue.awaitDeadLetters(2);
+    assertThat(dead).containsOnlyKeys(mismatched, refused);
+    Message mismatch = dead.get(mismatched);
     assertThat(new String(mismatch.getBody(), StandardCharsets.UTF_8))
         .isEqualTo("other-" + mismatched);
     assertThat(mismatch.getMessageProperties().getHeaders())
         .containsEntry("x-inbox-reason", "mismatch")
         .containsEntry("x-inbox-key", mismatched)
         .containsEntry("x-inbox-scope", QUEUE);
-    Message nonRetryable = queue.awaitDeadLetter(refused);
+    Message nonRetryable = dead.get(refused);
     assertThat(nonRetryable.getMessageProperties().getHeaders())
         .containsEntry("x-inbox-reason", "non_retryable")
         .containsEntry("x-inbox-key", refused)

@@ -1,16 +1,13 @@
 package dev.inbox.spring.rabbit;
 
-import static org.assertj.core.api.Assertions.assertThat;
-
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
-import org.springframework.amqp.core.Message;
 import org.springframework.amqp.core.MessageBuilder;
 import org.springframework.amqp.rabbit.core.RabbitTemplate;
 
-/** Sends keyed text messages, reads queue depths and dead letters, for the rabbit tests. */
+/** Sends keyed text messages and reads queue depths, for the rabbit tests. */
 final class RabbitMessages {
   private RabbitMessages() {}
 
@@ -36,15 +33,5 @@ final class RabbitMessages {
   /** The messages ready on the queue: neither delivered nor unacknowledged by a consumer. */
   static int ready(RabbitTemplate rabbit, String queue) {
     return rabbit.execute(channel -> channel.queueDeclarePassive(queue)).getMessageCount();
-  }
-
-  /** The next dead letter, which must be that key's: a dead letter of another key fails. */
-  static Message awaitDeadLetter(RabbitTemplate rabbit, String deadLetters, String key) {
-    Message dead = rabbit.receive(deadLetters, 60_000);
-    assertThat(dead).as("a dead letter of %s", key).isNotNull();
-    assertThat(dead.getMessageProperties().getMessageId())
-        .as("the next dead letter")
-        .isEqualTo(key);
-    return dead;
   }
 }

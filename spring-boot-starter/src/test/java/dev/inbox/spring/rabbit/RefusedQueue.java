@@ -6,6 +6,8 @@ import dev.inbox.ClaimOutcome;
 import dev.inbox.spring.ClaimCounter;
 import dev.inbox.testing.Await;
 import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
 import org.springframework.amqp.core.Message;
 import org.springframework.amqp.rabbit.core.RabbitTemplate;
 import org.springframework.amqp.rabbit.listener.MessageListenerContainer;
@@ -58,8 +60,20 @@ final class RefusedQueue {
         body);
   }
 
-  Message awaitDeadLetter(String key) {
-    return RabbitMessages.awaitDeadLetter(rabbit, deadLetters, key);
+  /**
+   * The next {@code count} dead letters by key, one per key: in any order, since the template may
+   * publish the messages on several channels, which the broker need not keep in order.
+   */
+  Map<String, Message> awaitDeadLetters(int count) {
+    Map<String, Message> byKey = new HashMap<>();
+    for (int i = 0; i < count; i++) {
+      Message dead = rabbit.receive(deadLetters, 60_000);
+      assertThat(dead).as("dead letter %s of %s", i + 1, count).isNotNull();
+      assertThat(byKey.put(dead.getMessageProperties().getMessageId(), dead))
+          .as("a second dead letter of %s", dead.getMessageProperties().getMessageId())
+          .isNull();
+    }
+    return byKey;
   }
 
   /**
