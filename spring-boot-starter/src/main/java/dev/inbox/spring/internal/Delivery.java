@@ -53,6 +53,14 @@ public interface Delivery {
   void acknowledgeDuplicates(int[] indexes);
 
   /**
+   * The inbox refuses the message at {@code index} (its key gave up or mismatches, or it has none):
+   * it is not given to the listener, and goes to the recoverer with this refusal. A no-op where the
+   * container settles a batch up to the message it names ({@link #failedAt}) and delivers the rest
+   * again; RabbitMQ settles a batch as a whole, so its recoverer needs every refused message.
+   */
+  default void refused(int index, RuntimeException refusal) {}
+
+  /**
    * One message: its key and its payload fingerprint (null: none), or, when no valid key could be
    * found for it, what is wrong with it (the key is then null).
    */

@@ -89,6 +89,9 @@ public final class InboxListenerInterceptor implements MethodInterceptor {
           duplicateIndexes[duplicates++] = i;
         }
       }
+      if (refusal instanceof DeliveryRejectedException) {
+        delivery.refused(i, refusal);
+      }
       if (refusal != null && unsettled == null) {
         firstUnsettled = i;
         unsettled = refusal;

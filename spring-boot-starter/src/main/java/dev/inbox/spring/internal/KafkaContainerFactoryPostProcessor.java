@@ -17,7 +17,8 @@ import org.springframework.kafka.listener.RecordInterceptor;
  * listener container factory gets the {@link KafkaDeliveryInterceptor} ahead of its own record and
  * batch interceptors, and every {@link DefaultErrorHandler} bean learns that a {@link
  * NonRetryableException} (a key that gave up or mismatches, or the listener's own) goes to its
- * recoverer at once instead of being retried.
+ * recoverer at once instead of being retried, and commits a recovered record's offset in {@code
+ * MANUAL_IMMEDIATE} ack mode too.
  */
 public final class KafkaContainerFactoryPostProcessor implements BeanPostProcessor {
   private final Supplier<KeyExtractor<Object, Object>> keys;
@@ -42,6 +43,12 @@ public final class KafkaContainerFactoryPostProcessor implements BeanPostProcess
     }
     if (bean instanceof DefaultErrorHandler errorHandler) {
       errorHandler.addNotRetryableExceptions(NonRetryableException.class);
+      // A record the inbox refuses never reaches the listener's Acknowledgment, so only the error
+      // handler can commit it once its recoverer has dead-lettered it. It does after handling in
+      // MANUAL mode, but in MANUAL_IMMEDIATE only with commitRecovered (Spring Kafka's default is
+      // false, which only that mode reads): else a restart or rebalance before a later record's
+      // acknowledgement delivers it again, and it is dead-lettered a second time.
+      errorHandler.setCommitRecovered(true);
     }
     return bean;
   }

@@ -3,12 +3,15 @@ package dev.inbox.spring.internal;
 import com.rabbitmq.client.Channel;
 import dev.inbox.InboxKeys;
 import dev.inbox.internal.Fingerprints;
+import dev.inbox.spring.DeliveryRejectedException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 
 /**
  * The messages a Spring AMQP container hands to a listener: the key is the {@code messageId}
@@ -25,6 +28,9 @@ final class RabbitDelivery implements Delivery {
   // The delivery tags the inbox acknowledged: a retry interceptor calls the listener again with
   // this same delivery, and a second acknowledgement of a tag closes the channel.
   private final Set<Long> acknowledged = new HashSet<>();
+  // The messages the inbox refused, by index, each with its refusal: the container hands a
+  // recoverer a consumer batch as a whole, and only these are its to dead-letter.
+  private final Map<Integer, RuntimeException> refused = new TreeMap<>();
 
   RabbitDelivery(
       Channel channel,
@@ -97,6 +103,65 @@ final class RabbitDelivery implements Delivery {
     return failure;
   }
 
+  @Override
+  public void refused(int index, RuntimeException refusal) {
+    refused.put(index, refusal);
+  }
+
+  /** Whether these are this delivery's messages (by their delivery tags). */
+  boolean delivers(List<org.springframework.amqp.core.Message> messages) {
+    Set<Long> tags = new HashSet<>();
+    for (org.springframework.amqp.core.Message message : amqpMessages) {
+      tags.add(message.getMessageProperties().getDeliveryTag());
+    }
+    for (org.springframework.amqp.core.Message message : messages) {
+      if (!tags.contains(message.getMessageProperties().getDeliveryTag())) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /**
+   * What a recoverer that got this whole delivery with {@code failure} is to dead-letter: the
+   * messages the inbox refused, each with its own refusal, when the failure is a refusal (the new
+   * messages committed and the duplicates are settled); otherwise (the listener failed, its writes
+   * rolled back) every message but the duplicates the inbox acknowledged, with the failure.
+   */
+  List<RabbitDeadLetters.DeadLetter> deadLetters(Throwable failure) {
+    List<RabbitDeadLetters.DeadLetter> deadLetters = new ArrayList<>();
+    if (!refused.isEmpty()
+        && DeadLetterCause.find(failure, DeliveryRejectedException.class) != null) {
+      refused.forEach(
+          (index, refusal) ->
+              deadLetters.add(new RabbitDeadLetters.DeadLetter(amqpMessages.get(index), refusal)));
+      return deadLetters;
+    }
+    for (org.springframework.amqp.core.Message message : amqpMessages) {
+      if (!acknowledged.contains(message.getMessageProperties().getDeliveryTag())) {
+        deadLetters.add(new RabbitDeadLetters.DeadLetter(message, failure));
+      }
+    }
+    return deadLetters;
+  }
+
+  /**
+   * Acknowledges, in MANUAL mode, a message of this delivery that a recoverer republished: the
+   * container acknowledges none in MANUAL mode and the listener never got a refused one (nor
+   * acknowledged one it failed on), so it would stay unacknowledged until its channel closes, then
+   * be delivered, refused and dead-lettered again. In AUTO mode the container acknowledges it.
+   */
+  void acknowledgeRepublished(org.springframework.amqp.core.Message message) {
+    if (!acknowledgeModes.of(scope()).isManual()) {
+      return;
+    }
+    try {
+      acknowledge(message.getMessageProperties().getDeliveryTag());
+    } catch (IOException e) {
+      throw new UncheckedIOException("could not acknowledge a republished message", e);
+    }
+  }
+
   /**
    * Acknowledges the skipped duplicates where the container does not: in MANUAL mode, where the
    * listener acknowledges the messages it is given. In AUTO mode the container acknowledges them
@@ -125,13 +190,17 @@ final class RabbitDelivery implements Delivery {
     }
     try {
       for (int index : indexes) {
-        long tag = amqpMessages.get(index).getMessageProperties().getDeliveryTag();
-        if (acknowledged.add(tag)) {
-          channel.basicAck(tag, false);
-        }
+        acknowledge(amqpMessages.get(index).getMessageProperties().getDeliveryTag());
       }
     } catch (IOException e) {
       throw new UncheckedIOException("could not acknowledge a duplicate", e);
+    }
+  }
+
+  /** Once per tag: a second acknowledgement of a delivery tag closes the channel. */
+  private void acknowledge(long tag) throws IOException {
+    if (acknowledged.add(tag)) {
+      channel.basicAck(tag, false);
     }
   }
 }

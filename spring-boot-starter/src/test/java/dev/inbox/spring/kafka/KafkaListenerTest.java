@@ -68,6 +68,9 @@ class KafkaListenerTest {
   private static final String MANUAL = KAFKA.newTopic("boot-manual", 1);
   private static final String MANUAL_IMMEDIATE = KAFKA.newTopic("boot-manual-immediate", 1);
   private static final String MANUAL_BATCH = KAFKA.newTopic("boot-manual-batch", 1);
+  private static final String MANUAL_MISMATCH = KAFKA.newTopic("boot-manual-mismatch", 1);
+  private static final String MANUAL_IMMEDIATE_MISMATCH =
+      KAFKA.newTopic("boot-manual-immediate-mismatch", 1);
 
   @DynamicPropertySource
   static void services(DynamicPropertyRegistry registry) {
@@ -82,6 +85,8 @@ class KafkaListenerTest {
     registry.add("test.topic.strict", () -> STRICT);
     registry.add("test.topic.manual-immediate", () -> MANUAL_IMMEDIATE);
     registry.add("test.topic.manual-batch", () -> MANUAL_BATCH);
+    registry.add("test.topic.manual-mismatch", () -> MANUAL_MISMATCH);
+    registry.add("test.topic.manual-immediate-mismatch", () -> MANUAL_IMMEDIATE_MISMATCH);
   }
 
   /** What an application configures for failures: retries, then a dead-letter topic. */
@@ -244,6 +249,35 @@ class KafkaListenerTest {
   @Test
   void under_manual_immediate_ack_mode_duplicates_are_acknowledged_too() throws Exception {
     assertDuplicatesAcknowledged(MANUAL_IMMEDIATE, "manual-immediate");
+  }
+
+  /**
+   * A record the inbox refuses is never given to the listener, so only the error handler can commit
+   * its offset: the DefaultErrorHandler commits a record its recoverer published to the dead-letter
+   * topic. The mismatch is the partition's last record, so that no acknowledgement of a later one
+   * commits past it.
+   */
+  @Test
+  void under_manual_ack_mode_a_dead_lettered_mismatch_is_committed() throws Exception {
+    assertMismatchCommitted(MANUAL_MISMATCH, "manual-mismatch");
+  }
+
+  @Test
+  void under_manual_immediate_ack_mode_a_dead_lettered_mismatch_is_committed() throws Exception {
+    assertMismatchCommitted(MANUAL_IMMEDIATE_MISMATCH, "manual-immediate-mismatch");
+  }
+
+  private void assertMismatchCommitted(String topic, String listener) throws Exception {
+    String key = UUID.randomUUID().toString();
+    send(topic, null, key, "first-" + key);
+    send(topic, null, key, "second-" + key);
+    ConsumerRecord<String, String> dead = awaitDeadLetter(key);
+    assertThat(dead.value()).isEqualTo("second-" + key);
+    assertThat(header(dead, "x-inbox-reason")).isEqualTo("mismatch");
+    awaitCommitted(listener + "-listener", topic, 2);
+    assertThat(effects(listener, "first-" + key)).isEqualTo(1);
+    assertThat(effects(listener, "second-" + key)).isZero();
+    assertThat(listeners.calls(listener)).isEqualTo(1);
   }
 
   /**

@@ -88,6 +88,25 @@ public class KafkaListeners {
     effectThenAcknowledge("manual-immediate", payload, ack);
   }
 
+  /** Manual acknowledgement on topics that get a mismatch last, so that no later ack covers it. */
+  @Transactional
+  @KafkaListener(
+      topics = "${test.topic.manual-mismatch}",
+      groupId = "manual-mismatch-listener",
+      containerPostProcessor = "manualAck")
+  public void onManualMismatch(String payload, Acknowledgment ack) {
+    effectThenAcknowledge("manual-mismatch", payload, ack);
+  }
+
+  @Transactional
+  @KafkaListener(
+      topics = "${test.topic.manual-immediate-mismatch}",
+      groupId = "manual-immediate-mismatch-listener",
+      containerPostProcessor = "manualImmediateAck")
+  public void onManualImmediateMismatch(String payload, Acknowledgment ack) {
+    effectThenAcknowledge("manual-immediate-mismatch", payload, ack);
+  }
+
   /**
    * A batch listener in manual ack mode: its one acknowledgement covers the whole batch, the
    * duplicates the inbox left out of its list included. Counts one call per record it is given.
