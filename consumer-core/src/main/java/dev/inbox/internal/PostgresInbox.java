@@ -238,7 +238,7 @@ public final class PostgresInbox implements Inbox {
         failures.count(claim, request.fingerprint(), String.valueOf(counted.cause));
         throw new HandlerFailedException(scope, key, claim.attempts(), counted.cause);
       }
-      completeJoined(transaction, claim, result);
+      storeResult(transaction, claim, result);
       transaction.releaseSavepoint(savepoint);
       return new Execution(claim, result);
     } catch (SQLException e) {
@@ -525,7 +525,9 @@ public final class PostgresInbox implements Inbox {
     requireNew(claim);
     try {
       requireCommittable(transaction);
-      completeJoined(transaction, claim, result);
+      // The claim wrote the record COMPLETED: storing the result, none included, also refuses a
+      // claim whose row a rollback undid or another transaction wrote.
+      storeResult(transaction, claim, result);
     } catch (SQLException e) {
       throw new InboxDatabaseException(
           claim.scope(), claim.key(), "complete on the caller's transaction failed", e);
@@ -564,17 +566,6 @@ public final class PostgresInbox implements Inbox {
       ps.setLong(7, claim.fencingToken());
       expectOneRow(ps.executeUpdate(), claim, StateMachine.Transition.STORE_RESULT);
     }
-  }
-
-  /**
-   * Completes a claim made on the caller's transaction, which the claim wrote COMPLETED already
-   * ({@link Claimer#claimInCallersTransaction}): stores the result, none included, so that a claim
-   * whose row a rollback undid, or that another transaction made, is refused rather than letting
-   * the caller commit its work without the key.
-   */
-  private void completeJoined(Connection transaction, Claim claim, StoredResult result)
-      throws SQLException {
-    storeResult(transaction, claim, result);
   }
 
   private static void expectOneRow(int updated, Claim claim, StateMachine.Transition transition) {
