@@ -85,7 +85,12 @@ public interface InboxAdmin {
    * without a lease (a claim committed without {@code complete}) counts as completed when it was
    * last written.
    *
-   * @return the number of rows deleted
+   * <p>On the partitioned storage it rotates when due and drops the generations past the retention
+   * instead (docs/scale.md), deleting no row.
+   *
+   * @return the number of rows deleted; on the partitioned storage, the rows of the dropped
+   *     partitions as PostgreSQL's statistics estimate them (counted when it has none), since
+   *     counting them would read each partition once more
    */
   long purgeExpired();
 }

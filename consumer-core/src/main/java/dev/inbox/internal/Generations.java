@@ -1,5 +1,8 @@
 package dev.inbox.internal;
 
+import static dev.inbox.RecordState.COMPLETED;
+import static dev.inbox.RecordState.FAILED;
+import static dev.inbox.RecordState.IN_PROGRESS;
 import static dev.inbox.internal.StateMachine.Transition.PURGE;
 import static dev.inbox.internal.StateMachine.Transition.PURGE_COMMITTED_WITHOUT_COMPLETE;
 
@@ -11,6 +14,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.OptionalLong;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -38,13 +42,15 @@ final class Generations {
    */
   static final int CARRY_OVER_CHUNK = 500;
 
+  /** The carry-over's cursor, one per pass: passes of all nodes take turns under the pass lock. */
+  private static final String KEPT_ROWS_CURSOR = "inbox_kept_rows";
+
   private final DataSource dataSource;
   private final InboxSettings settings;
   private final String parent;
   private final String generations;
   private final String passLockName;
-  private final String carryOverFirstChunk;
-  private final String carryOverNextChunk;
+  private final String keptRows;
 
   Generations(DataSource dataSource, InboxSettings settings) {
     this.dataSource = dataSource;
@@ -52,8 +58,7 @@ final class Generations {
     this.parent = settings.qualifiedTable();
     this.generations = '"' + settings.schema() + "\".\"" + settings.table() + "_generations\"";
     this.passLockName = settings.schema() + "." + settings.table() + '\u001f' + "generations";
-    this.carryOverFirstChunk = carryOverChunk(true);
-    this.carryOverNextChunk = carryOverChunk(false);
+    this.keptRows = keptRows();
   }
 
   /** Where a generation's partition stands; a killed retirement leaves any of them. */
@@ -188,10 +193,11 @@ final class Generations {
                 settings.lockTimeout());
             return dropped;
           }
-          if (!carryOver(connection, generation, write)) {
+          OptionalLong carried = carryOver(connection, generation, write);
+          if (carried.isEmpty()) {
             return dropped;
           }
-          long rows = rows(connection, generation);
+          long rows = rowsToDrop(connection, generation, carried.getAsLong());
           if (!detached(connection, generation, "CONCURRENTLY")) {
             return dropped;
           }
@@ -235,109 +241,163 @@ final class Generations {
 
   /**
    * Moves every row of the generation that the plain table would not purge to the write generation,
-   * under PURGE's and PURGE_COMMITTED_WITHOUT_COMPLETE's guards negated, in chunks of at most
-   * {@value #CARRY_OVER_CHUNK} rows in key order, each chunk a transaction of its own: each moved
-   * row's key guard holds the key's advisory lock until its transaction ends, so one transaction
-   * for all rows would hold as many locks as the generation keeps rows, more than the shared lock
-   * table may hold. Each row moves in one statement, committed in one partition or the other and
-   * never in both, and the argument that a claim meets it is per row (docs/scale.md, "Retention"),
-   * so chunks commit one by one. What stays never changes again. Returns false when a row stayed
-   * locked past lockTimeout: the chunks before it stay carried over, and the next pass, finding
-   * them gone from the generation, carries the rest.
+   * in chunks of at most {@value #CARRY_OVER_CHUNK} rows in key order, each chunk a transaction of
+   * its own: each moved row's key guard holds the key's advisory lock until its transaction ends,
+   * so one transaction for all rows would hold as many locks as the generation keeps rows, more
+   * than the shared lock table may hold. Each row moves in one statement, committed in one
+   * partition or the other and never in both, and the argument that a claim meets it is per row
+   * (docs/scale.md, "Retention"), so chunks commit one by one.
+   *
+   * <p>The rows to keep are listed once, at the start, by a cursor held across the chunks' commits
+   * ({@link #keptRows}), which reads only the partition's partial indexes: a retiring partition is
+   * nearly all rows to purge, and reading each of them, once or once per chunk, would cost the
+   * retention a scan of the whole partition. A row listed then is moved even if it became one to
+   * purge meanwhile (it is purged with a later generation); a row that was one to purge never
+   * changes again, so the list misses no row. Returns false when a row stayed locked past
+   * lockTimeout: the chunks before it stay carried over, and the next pass, listing what is left,
+   * carries the rest.
+   *
+   * @return the rows carried over, or empty when it stopped
    */
-  boolean carryOver(Connection connection, int generation, int write) throws SQLException {
-    Chunk chunk = null;
+  OptionalLong carryOver(Connection connection, int generation, int write) throws SQLException {
     long carried = 0;
-    do {
-      connection.setAutoCommit(false);
-      try {
-        chunk = carryOverChunk(connection, generation, write, chunk);
-        connection.commit();
-      } catch (SQLException e) {
-        connection.rollback();
-        if (SqlStates.isLockTimeout(e)) {
-          log.warn(
-              "carrying generation {} of {} over waited longer than lockTimeout for a row ({} rows"
-                  + " carried over before it); retrying at the next pass",
-              generation,
-              parent,
-              carried);
-          return false;
+    try (PreparedStatement declare = connection.prepareStatement(keptRows)) {
+      declare.setInt(1, generation);
+      declare.setInt(2, generation);
+      declare.setInt(3, generation);
+      declare.setString(4, settings.retention().toString());
+      declare.setString(5, settings.retention().toString());
+      declare.setString(6, settings.retention().toString());
+      declare.execute();
+    }
+    try {
+      int chunk;
+      do {
+        connection.setAutoCommit(false);
+        try {
+          chunk = carryOverChunk(connection, generation, write);
+          connection.commit();
+        } catch (SQLException e) {
+          connection.rollback();
+          if (SqlStates.isLockTimeout(e)) {
+            log.warn(
+                "carrying generation {} of {} over waited longer than lockTimeout for a row ({}"
+                    + " rows carried over before it); retrying at the next pass",
+                generation,
+                parent,
+                carried);
+            return OptionalLong.empty();
+          }
+          throw e;
+        } finally {
+          connection.setAutoCommit(true);
         }
-        throw e;
-      } finally {
-        connection.setAutoCommit(true);
-      }
-      carried += chunk.moved();
-    } while (chunk.rows() == CARRY_OVER_CHUNK);
+        carried += chunk;
+      } while (chunk == CARRY_OVER_CHUNK);
+    } finally {
+      closeKeptRows(connection);
+    }
     log.debug("carried {} rows of generation {} of {} over", carried, generation, parent);
-    return true;
+    return OptionalLong.of(carried);
   }
 
   /**
-   * One chunk of {@link #carryOver}: the rows it chose (at most {@value #CARRY_OVER_CHUNK}), the
-   * last of them in key order (null when it chose none), and the rows it moved.
+   * Closes {@link #keptRows}'s cursor, which would otherwise outlive the pass on a pooled
+   * connection and make the next pass's DECLARE fail. A connection too broken to close it is one
+   * the pool discards, with the cursor: logged, never thrown over the pass's own failure.
    */
-  private record Chunk(long rows, String lastScope, String lastKey, long moved) {}
+  private void closeKeptRows(Connection connection) {
+    try (Statement st = connection.createStatement()) {
+      st.execute("CLOSE " + KEPT_ROWS_CURSOR);
+    } catch (SQLException e) {
+      log.warn("closing the carry-over's cursor on {} failed", parent, e);
+    }
+  }
 
   /**
-   * Moves the kept rows after the previous chunk's last key ({@code previous} null: from the
-   * first), at most {@value #CARRY_OVER_CHUNK} of them in key order, in the transaction begun on
-   * {@code connection}.
+   * Moves the next at most {@value #CARRY_OVER_CHUNK} rows of {@link #keptRows}, in the transaction
+   * begun on {@code connection}, by an UPDATE of their generation through the parent, which
+   * PostgreSQL performs as a move through the key guard.
+   *
+   * @return the rows taken from the cursor
    */
-  private Chunk carryOverChunk(Connection connection, int generation, int write, Chunk previous)
-      throws SQLException {
-    // READ COMMITTED whatever the pool's default: moving a row fires the key guard, which refuses
-    // any other isolation.
+  private int carryOverChunk(Connection connection, int generation, int write) throws SQLException {
+    List<String> scopes = new ArrayList<>(CARRY_OVER_CHUNK);
+    List<String> keys = new ArrayList<>(CARRY_OVER_CHUNK);
     try (Statement st = connection.createStatement()) {
+      // READ COMMITTED whatever the pool's default: moving a row fires the key guard, which
+      // refuses any other isolation.
       st.execute(
           "SET TRANSACTION ISOLATION LEVEL READ COMMITTED; SET LOCAL lock_timeout = '"
               + settings.lockTimeout().toMillis()
               + "ms'");
+      try (ResultSet rs =
+          st.executeQuery("FETCH " + CARRY_OVER_CHUNK + " FROM " + KEPT_ROWS_CURSOR)) {
+        while (rs.next()) {
+          scopes.add(rs.getString(1));
+          keys.add(rs.getString(2));
+        }
+      }
     }
+    if (keys.isEmpty()) {
+      return 0;
+    }
+    // The rows locked in key order first, as a batch locks its keys, so that the two never wait
+    // for each other in a cycle; then moved.
     try (PreparedStatement ps =
-        connection.prepareStatement(previous == null ? carryOverFirstChunk : carryOverNextChunk)) {
-      int next = 1;
-      ps.setInt(next++, generation);
-      if (previous != null) {
-        ps.setString(next++, previous.lastScope());
-        ps.setString(next++, previous.lastKey());
-      }
-      ps.setString(next++, settings.retention().toString());
-      ps.setString(next++, settings.retention().toString());
-      ps.setInt(next++, CARRY_OVER_CHUNK);
-      ps.setInt(next++, write);
-      ps.setInt(next, generation);
-      try (ResultSet rs = ps.executeQuery()) {
-        rs.next();
-        return new Chunk(rs.getLong(1), rs.getString(2), rs.getString(3), rs.getLong(4));
-      }
+        connection.prepareStatement(
+            "WITH locked AS (SELECT r.scope, r.key FROM "
+                + parent
+                + " AS r JOIN unnest(?::text[], ?::text[]) AS c (scope, key)"
+                + " ON r.scope = c.scope AND r.key = c.key WHERE r.generation = ?"
+                + " ORDER BY r.scope, r.key FOR UPDATE OF r) UPDATE "
+                + parent
+                + " AS r SET generation = ? FROM locked AS l"
+                + " WHERE r.generation = ? AND r.scope = l.scope AND r.key = l.key")) {
+      ps.setArray(1, connection.createArrayOf("text", scopes.toArray()));
+      ps.setArray(2, connection.createArrayOf("text", keys.toArray()));
+      ps.setInt(3, generation);
+      ps.setInt(4, write);
+      ps.setInt(5, generation);
+      ps.executeUpdate();
     }
+    return keys.size();
   }
 
   /**
-   * {@link #carryOverChunk}'s statement: the chunk's rows chosen under the guards in key order (by
-   * the primary key's index from the previous chunk's last key on), moved by an UPDATE of their
-   * generation through the parent, which PostgreSQL performs as a move through the key guard, and
-   * the chunk's size and last key.
+   * {@link #carryOver}'s cursor over {@link #keptRowsQuery}. WITH HOLD: materialised by the
+   * autocommitted DECLARE, it outlives the chunks' transactions.
    */
-  private String carryOverChunk(boolean first) {
-    return "WITH chunk AS (SELECT r.scope, r.key FROM "
-        + parent
-        + " AS r WHERE r.generation = ?"
-        + (first ? "" : " AND (r.scope, r.key) > (?, ?)")
-        + " AND NOT (("
+  private String keptRows() {
+    return "DECLARE " + KEPT_ROWS_CURSOR + " NO SCROLL CURSOR WITH HOLD FOR " + keptRowsQuery();
+  }
+
+  /**
+   * The keys of the generation's rows that PURGE's and PURGE_COMMITTED_WITHOUT_COMPLETE's guards,
+   * negated, keep, in key order; bound to the generation three times, then the retention three
+   * times. Each branch names the predicate of one partial index (failed rows, rows in progress,
+   * rows completed within the retention), so that each is read from its index; the guards decide
+   * among what they return.
+   */
+  String keptRowsQuery() {
+    String rowsOf = "SELECT r.* FROM " + parent + " AS r WHERE r.generation = ? AND ";
+    return "SELECT r.scope, r.key FROM ("
+        + rowsOf
+        + "r.state = '"
+        + FAILED
+        + "' UNION ALL "
+        + rowsOf
+        + "r.state = '"
+        + IN_PROGRESS
+        + "' UNION ALL "
+        + rowsOf
+        + "r.state = '"
+        + COMPLETED
+        + "' AND r.completed_at >= now() - ?::interval) AS r WHERE NOT (("
         + PURGE.guard()
         + ") OR ("
         + PURGE_COMMITTED_WITHOUT_COMPLETE.guard()
-        + ")) ORDER BY r.scope, r.key LIMIT ?),"
-        + " moved AS (UPDATE "
-        + parent
-        + " AS r SET generation = ? FROM chunk AS c"
-        + " WHERE r.generation = ? AND r.scope = c.scope AND r.key = c.key RETURNING 1)"
-        + " SELECT (SELECT count(*) FROM chunk), l.scope, l.key, (SELECT count(*) FROM moved)"
-        + " FROM (SELECT 1) AS one LEFT JOIN (SELECT scope, key FROM chunk"
-        + " ORDER BY scope DESC, key DESC LIMIT 1) AS l ON true";
+        + ")) ORDER BY r.scope, r.key";
   }
 
   /**
@@ -382,7 +442,24 @@ final class Generations {
     }
   }
 
-  private long rows(Connection connection, int generation) throws SQLException {
+  /**
+   * The rows a retirement drops with the generation, for the purge's count: PostgreSQL's estimate
+   * of the partition's rows ({@code pg_class.reltuples}, exact as of its last VACUUM or ANALYZE)
+   * less the rows just carried over, since counting them would read the whole partition once more
+   * (seconds for millions of rows, which is what partitioning saves). Counted exactly when the
+   * partition was never vacuumed nor analysed, which only a small or young one is.
+   */
+  private long rowsToDrop(Connection connection, int generation, long carried) throws SQLException {
+    try (PreparedStatement ps =
+        connection.prepareStatement(
+            "SELECT reltuples::bigint FROM pg_catalog.pg_class WHERE oid = ?::text::regclass")) {
+      ps.setString(1, partition(generation));
+      try (ResultSet rs = ps.executeQuery()) {
+        if (rs.next() && rs.getLong(1) >= 0) {
+          return Math.max(0, rs.getLong(1) - carried);
+        }
+      }
+    }
     try (Statement st = connection.createStatement();
         ResultSet rs = st.executeQuery("SELECT count(*) FROM " + partition(generation))) {
       rs.next();

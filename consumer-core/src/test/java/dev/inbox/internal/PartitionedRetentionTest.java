@@ -15,6 +15,8 @@ import dev.inbox.internal.Generations.PartitionState;
 import dev.inbox.testing.Await;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
@@ -22,6 +24,8 @@ import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -59,7 +63,7 @@ class PartitionedRetentionTest extends PartitionedTestSupport {
     assertThat(generations.rotate(true)).isTrue();
     generationStartedEarlier(2, RETENTION.plusMinutes(1));
     try (Connection c = dataSource.getConnection()) {
-      assertThat(generations.carryOver(c, 1, 2)).isTrue();
+      assertThat(generations.carryOver(c, 1, 2)).isPresent();
     }
     assertThat(generationOf("k")).isEqualTo(2);
     leavePendingDetach(generations, 1);
@@ -163,6 +167,104 @@ class PartitionedRetentionTest extends PartitionedTestSupport {
     assertThat(inbox.leases().claim(SCOPE, "leased", null).outcome())
         .isEqualTo(ClaimOutcome.DUPLICATE);
     assertThat(keysStoredTwice()).isZero();
+  }
+
+  /**
+   * A retiring generation of 50 000 rows to purge and one kept row of each kind (a failed key, a
+   * live lease, a key completed within the retention, a claim committed without complete within it)
+   * beside one to purge of that last kind: the carry-over's list of rows to keep reads a handful of
+   * pages, not the partition (a scan of it made the retention of 10M rows take 10 s), carries
+   * exactly the kept rows, and the retirement reports the dropped rows without counting them.
+   */
+  @Test
+  void the_carry_over_reads_the_rows_it_keeps_not_the_partition() throws Exception {
+    Inbox inbox = inbox(s -> s.leaseDuration(Duration.ofHours(1)));
+    Generations generations = generations(inbox);
+    int expired = 50_000;
+    // In statements of 1 000 rows: the key guard holds each row's advisory lock to the commit.
+    for (int first = 1; first <= expired; first += 1_000) {
+      sql(
+          "INSERT INTO "
+              + schema
+              + ".inbox (scope, key, state, created_at, updated_at, completed_at)"
+              + " SELECT 's', 'expired' || i, 'COMPLETED', now() - interval '30 days',"
+              + " now() - interval '30 days', now() - interval '30 days'"
+              + " FROM generate_series("
+              + first
+              + ", "
+              + (first + 999)
+              + ") AS i");
+    }
+    executeFailing(inbox, "failed");
+    executeWithEffect(inbox, "recent");
+    assertThat(inbox.leases().claim(SCOPE, "leased", null).isNew()).isTrue();
+    for (String key : List.of("uncompleted-recent", "uncompleted-old")) {
+      try (Connection tx = begin()) {
+        assertThat(inbox.claim(tx, SCOPE, key, null).isNew()).isTrue();
+        tx.commit();
+      }
+    }
+    // As versions before claims on a caller's transaction were written COMPLETED left them.
+    sql(
+        "UPDATE "
+            + schema
+            + ".inbox SET state = 'IN_PROGRESS', completed_at = NULL"
+            + " WHERE key LIKE 'uncompleted-%'");
+    recordWrittenEarlier("failed", RETENTION.plusDays(2));
+    recordWrittenEarlier("uncompleted-old", RETENTION.plusDays(2));
+    sql("VACUUM ANALYZE " + schema + ".inbox_g0");
+    assertThat(generations.rotate(true)).isTrue();
+    generationStartedEarlier(1, RETENTION.plusMinutes(1));
+
+    long pages =
+        queryLong("SELECT relpages FROM pg_class WHERE oid = '" + schema + ".inbox_g0'::regclass");
+    long read = buffersReadListingKeptRows(generations);
+    System.out.printf("listing the kept rows read %d of the partition's %d pages%n", read, pages);
+    assertThat(read).as("buffers the list of kept rows read").isLessThan(pages / 20);
+
+    assertThat(generations.retire())
+        .as("rows dropped with generation 0, from its statistics")
+        .isEqualTo(expired + 1L);
+    assertThat(queryLong("SELECT count(*) FROM " + schema + ".inbox WHERE generation = 1"))
+        .as("rows carried over")
+        .isEqualTo(4);
+    for (String key : List.of("failed", "recent", "leased", "uncompleted-recent")) {
+      assertThat(generationOf(key)).as(key).isEqualTo(1);
+    }
+    assertThat(executeWithEffect(inbox, "uncompleted-old").outcome()).isEqualTo(ClaimOutcome.NEW);
+    assertDuplicate(inbox, "recent");
+    assertThat(keysStoredTwice()).isZero();
+  }
+
+  /** Shared buffers (hit and read) of the carry-over's list of generation 0's rows to keep. */
+  private long buffersReadListingKeptRows(Generations generations) throws SQLException {
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps =
+            c.prepareStatement(
+                "EXPLAIN (ANALYZE, BUFFERS, FORMAT TEXT) " + generations.keptRowsQuery())) {
+      for (int i = 1; i <= 3; i++) {
+        ps.setInt(i, 0);
+        ps.setString(i + 3, RETENTION.toString());
+      }
+      StringBuilder plan = new StringBuilder();
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          plan.append(rs.getString(1)).append('\n');
+        }
+      }
+      // The first Buffers line is the top node's, which counts its children's.
+      Matcher buffers =
+          Pattern.compile("Buffers: shared(?: hit=(\\d+))?(?: read=(\\d+))?").matcher(plan);
+      assertThat(buffers.find()).as("buffers in the plan:%n%s", plan).isTrue();
+      long total = 0;
+      for (int group = 1; group <= 2; group++) {
+        if (buffers.group(group) != null) {
+          total += Long.parseLong(buffers.group(group));
+        }
+      }
+      assertThat(plan.toString()).as("the plan").doesNotContain("Seq Scan on inbox_g0");
+      return total;
+    }
   }
 
   /**
