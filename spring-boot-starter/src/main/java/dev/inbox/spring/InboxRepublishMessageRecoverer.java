@@ -3,11 +3,23 @@ package dev.inbox.spring;
 import dev.inbox.DeadLetterHeaders;
 import dev.inbox.Inbox;
 import dev.inbox.spring.internal.RabbitDeadLetters;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.amqp.AmqpException;
+import org.springframework.amqp.AmqpTimeoutException;
+import org.springframework.amqp.core.AmqpMessageReturnedException;
 import org.springframework.amqp.core.AmqpTemplate;
 import org.springframework.amqp.core.Message;
+import org.springframework.amqp.rabbit.connection.CorrelationData;
+import org.springframework.amqp.rabbit.core.AmqpNackReceivedException;
+import org.springframework.amqp.rabbit.core.RabbitTemplate;
 import org.springframework.amqp.rabbit.retry.MessageBatchRecoverer;
 import org.springframework.amqp.rabbit.retry.RepublishMessageRecoverer;
 
@@ -36,15 +48,95 @@ import org.springframework.amqp.rabbit.retry.RepublishMessageRecoverer;
  * consumerBatchEnabled}) it republishes only the messages the inbox refused, each with its own
  * headers (the new ones committed, the duplicates were settled), or, when the listener failed,
  * every message but the duplicates.
+ *
+ * <p>Since the original is acknowledged once its dead letter is sent, a dead letter the broker
+ * drops (a routing key no queue is bound to, a missing exchange) would be lost. When the template's
+ * connection factory has publisher confirms ({@code
+ * spring.rabbitmq.publisher-confirm-type=correlated}), each dead letter waits for its confirm (at
+ * most {@link #setConfirmTimeout}), and a negative one, a return (with {@code
+ * spring.rabbitmq.publisher-returns=true}, which makes Boot's template mandatory) or none in time
+ * throws, as Spring's {@code RepublishMessageRecovererWithConfirms} does: nothing is acknowledged,
+ * and the message is delivered again. Without confirms it logs a warning once, at construction.
  */
 public class InboxRepublishMessageRecoverer extends RepublishMessageRecoverer
     implements MessageBatchRecoverer {
+  private static final Logger log = LoggerFactory.getLogger(InboxRepublishMessageRecoverer.class);
+
   private final RabbitDeadLetters deadLetters;
+  private final RabbitTemplate confirmingTemplate;
+  private Duration confirmTimeout = Duration.ofSeconds(10);
 
   public InboxRepublishMessageRecoverer(
       AmqpTemplate template, String exchange, String routingKey, Inbox inbox) {
     super(template, exchange, routingKey);
     this.deadLetters = new RabbitDeadLetters(() -> inbox);
+    this.confirmingTemplate =
+        template instanceof RabbitTemplate rabbit
+                && rabbit.getConnectionFactory().isPublisherConfirms()
+            ? rabbit
+            : null;
+    if (confirmingTemplate == null) {
+      log.warn(
+          "dead letters to {} are sent without publisher confirms, so one the broker drops (no"
+              + " queue bound to its routing key, a missing exchange) is lost with the original,"
+              + " which is acknowledged; set spring.rabbitmq.publisher-confirm-type=correlated and"
+              + " spring.rabbitmq.publisher-returns=true",
+          routingKey);
+    } else if (!confirmingTemplate.getConnectionFactory().isPublisherReturns()) {
+      log.warn(
+          "dead letters to {} wait for publisher confirms, but without returns one that no queue"
+              + " is bound for is confirmed and dropped; set spring.rabbitmq.publisher-returns=true",
+          routingKey);
+    }
+  }
+
+  /** How long a dead letter waits for its publisher confirm, when the template has them. */
+  public void setConfirmTimeout(Duration confirmTimeout) {
+    if (confirmTimeout == null || confirmTimeout.isNegative() || confirmTimeout.isZero()) {
+      throw new IllegalArgumentException(
+          "confirmTimeout must be positive, but was " + confirmTimeout);
+    }
+    this.confirmTimeout = confirmTimeout;
+  }
+
+  @Override
+  protected void doSend(String exchange, String routingKey, Message message) {
+    if (confirmingTemplate == null) {
+      super.doSend(exchange, routingKey, message);
+      return;
+    }
+    CorrelationData correlation = new CorrelationData();
+    if (exchange == null) {
+      confirmingTemplate.send(routingKey, message, correlation);
+    } else {
+      confirmingTemplate.send(exchange, routingKey, message, correlation);
+    }
+    CorrelationData.Confirm confirm;
+    try {
+      confirm = correlation.getFuture().get(confirmTimeout.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new AmqpException("interrupted waiting for the dead letter's publisher confirm", e);
+    } catch (ExecutionException e) {
+      throw new AmqpException("the dead letter's publisher confirm failed", e.getCause());
+    } catch (TimeoutException e) {
+      throw new AmqpTimeoutException(
+          "no publisher confirm of the dead letter to " + routingKey + " within " + confirmTimeout,
+          e);
+    }
+    if (correlation.getReturned() != null) {
+      throw new AmqpMessageReturnedException(
+          "the broker returned the dead letter to "
+              + routingKey
+              + " as unroutable: "
+              + correlation.getReturned().getReplyText(),
+          correlation.getReturned());
+    }
+    if (!confirm.isAck()) {
+      throw new AmqpNackReceivedException(
+          "the broker refused the dead letter to " + routingKey + ": " + confirm.getReason(),
+          message);
+    }
   }
 
   @Override

@@ -33,8 +33,8 @@ import org.springframework.transaction.annotation.Transactional;
  * A record {@code @RabbitListener} in MANUAL ack mode, with Boot's listener retry and an {@link
  * InboxRepublishMessageRecoverer}: a message the inbox refuses (a mismatch) and one the listener
  * refuses (its {@link NonRetryableException}) are dead-lettered once and acknowledged after they
- * were republished, so that neither is left unacknowledged, delivered again after a restart and
- * dead-lettered a second time.
+ * were republished (and confirmed: publisher confirms are on), so that neither is left
+ * unacknowledged, delivered again after a restart and dead-lettered a second time.
  */
 @SpringBootTest(
     classes = {
@@ -44,6 +44,9 @@ import org.springframework.transaction.annotation.Transactional;
     },
     properties = {
       "inbox.schema=boot_rabbit_manual_dead",
+      // The recoverer waits for each dead letter's confirm before acknowledging its original.
+      "spring.rabbitmq.publisher-confirm-type=correlated",
+      "spring.rabbitmq.publisher-returns=true",
       "spring.rabbitmq.listener.simple.retry.enabled=true",
       "spring.rabbitmq.listener.simple.retry.max-attempts=3", // Boot 3
       "spring.rabbitmq.listener.simple.retry.max-retries=2", // Boot 4
