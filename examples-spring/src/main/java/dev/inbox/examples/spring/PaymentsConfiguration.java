@@ -1,12 +1,13 @@
 package dev.inbox.examples.spring;
 
+import dev.inbox.Inbox;
 import dev.inbox.http.ScopeResolver;
+import dev.inbox.spring.InboxRepublishMessageRecoverer;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.common.TopicPartition;
 import org.springframework.amqp.core.Queue;
 import org.springframework.amqp.rabbit.core.RabbitTemplate;
 import org.springframework.amqp.rabbit.retry.MessageRecoverer;
-import org.springframework.amqp.rabbit.retry.RepublishMessageRecoverer;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.kafka.config.TopicBuilder;
@@ -59,9 +60,15 @@ public class PaymentsConfiguration {
         new FixedBackOff(100L, 20L));
   }
 
-  /** With Boot's listener retry ({@code spring.rabbitmq.listener.simple.retry}), the last step. */
+  /**
+   * With Boot's listener retry ({@code spring.rabbitmq.listener.simple.retry}), the last step:
+   * republishes to {@code <name>.dlq} with the inbox's {@code x-inbox-*} headers, and, since
+   * application.yml turns on publisher confirms and returns, acknowledges nothing the broker did
+   * not take.
+   */
   @Bean
-  MessageRecoverer rabbitRecoverer(RabbitTemplate template, PaymentsProperties properties) {
-    return new RepublishMessageRecoverer(template, "", properties.deadLetterQueue());
+  MessageRecoverer rabbitRecoverer(
+      RabbitTemplate template, PaymentsProperties properties, Inbox inbox) {
+    return new InboxRepublishMessageRecoverer(template, "", properties.deadLetterQueue(), inbox);
   }
 }
