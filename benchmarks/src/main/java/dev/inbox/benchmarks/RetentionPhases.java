@@ -23,15 +23,20 @@ final class RetentionPhases implements AutoCloseable {
    * partition's name up to its generation.
    */
   enum Phase {
-    CARRY_OVER("UPDATE %1$s AS r SET generation"),
+    /** Its listing of the rows to keep, then its chunks' moves; before be14c87 one UPDATE. */
+    CARRY_OVER(
+        "DECLARE inbox_kept_rows",
+        "WITH locked AS (SELECT r.scope, r.key FROM %1$s",
+        "UPDATE %1$s AS r SET generation"),
+    /** Before be14c87 only: a count of the partition, now taken from its statistics. */
     COUNT("SELECT count(*) FROM %2$s"),
     DETACH("ALTER TABLE %1$s DETACH PARTITION"),
     DROP("DROP TABLE IF EXISTS %2$s");
 
-    private final String prefix;
+    private final String[] prefixes;
 
-    Phase(String prefix) {
-      this.prefix = prefix;
+    Phase(String... prefixes) {
+      this.prefixes = prefixes;
     }
   }
 
@@ -82,10 +87,12 @@ final class RetentionPhases implements AutoCloseable {
 
   private void record(double queryStart, double now, String query) {
     for (Phase phase : Phase.values()) {
-      if (query.startsWith(String.format(phase.prefix, table, partitionPrefix))) {
-        synchronized (starts) {
-          starts.putIfAbsent(phase, queryStart);
-          lastSeen.put(phase, now);
+      for (String prefix : phase.prefixes) {
+        if (query.startsWith(String.format(prefix, table, partitionPrefix))) {
+          synchronized (starts) {
+            starts.putIfAbsent(phase, queryStart);
+            lastSeen.put(phase, now);
+          }
         }
       }
     }
@@ -94,7 +101,7 @@ final class RetentionPhases implements AutoCloseable {
   /**
    * Seconds of the carry-over, of the count, and of the detach and drop together (DETACH's key, up
    * to the server's clock now), each -1 when not seen. An unseen detach and drop (faster than the
-   * polling) are timed from the count's last sight.
+   * polling) are timed from the last sight of the count or, without one, of the carry-over.
    */
   Map<Phase, Double> secondsUntilNow() throws SQLException {
     stop.set(true);
@@ -124,6 +131,9 @@ final class RetentionPhases implements AutoCloseable {
       }
       if (detach == null) {
         detach = lastSeen.get(Phase.COUNT);
+      }
+      if (detach == null) {
+        detach = lastSeen.get(Phase.CARRY_OVER);
       }
       seconds.put(Phase.DETACH, detach == null ? -1 : end - detach);
     }
