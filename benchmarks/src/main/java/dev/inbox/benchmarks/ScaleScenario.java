@@ -316,8 +316,12 @@ final class ScaleScenario {
       }
       long[] duringSorted = sorted(during);
       long blocked = during.stream().filter(n -> n / 1e6 > BLOCKED_MS).count();
+      // On the partitioned storage purgeExpired() reports the dropped rows from the partition's
+      // statistics (an estimate); what is left is counted exactly on both.
       boolean correct =
-          allNew.get() && deleted == purgeRows && count() == purgeRows + timings.size();
+          allNew.get()
+              && (partitioned() || deleted == purgeRows)
+              && count() == purgeRows + timings.size();
       return new PurgeUnderLoad(
           deleted,
           (purgeEnd - purgeStart) / 1e9,
