@@ -253,7 +253,7 @@ final class Generations {
    * nearly all rows to purge, and reading each of them, once or once per chunk, would cost the
    * retention a scan of the whole partition. A row listed then is moved even if it became one to
    * purge meanwhile (it is purged with a later generation); a row that was one to purge never
-   * changes again, so the list misses no row. Returns false when a row stayed locked past
+   * changes again, so the list misses no row. Returns empty when a row stayed locked past
    * lockTimeout: the chunks before it stay carried over, and the next pass, listing what is left,
    * carries the rest.
    *
@@ -262,12 +262,7 @@ final class Generations {
   OptionalLong carryOver(Connection connection, int generation, int write) throws SQLException {
     long carried = 0;
     try (PreparedStatement declare = connection.prepareStatement(keptRows)) {
-      declare.setInt(1, generation);
-      declare.setInt(2, generation);
-      declare.setInt(3, generation);
-      declare.setString(4, settings.retention().toString());
-      declare.setString(5, settings.retention().toString());
-      declare.setString(6, settings.retention().toString());
+      bindKeptRows(declare, generation);
       declare.execute();
     }
     try {
@@ -374,11 +369,20 @@ final class Generations {
 
   /**
    * The keys of the generation's rows that PURGE's and PURGE_COMMITTED_WITHOUT_COMPLETE's guards,
-   * negated, keep, in key order; bound to the generation three times, then the retention three
-   * times. Each branch names the predicate of one partial index (failed rows, rows in progress,
-   * rows completed within the retention), so that each is read from its index; the guards decide
-   * among what they return.
+   * negated, keep, in key order; bound by {@link #bindKeptRows}. Each branch names the predicate of
+   * one partial index (failed rows, rows in progress, rows completed within the retention), so that
+   * each is read from its index; the guards decide among what they return.
    */
+  /**
+   * Binds {@link #keptRowsQuery}'s parameters: the generation three times, the retention thrice.
+   */
+  void bindKeptRows(PreparedStatement statement, int generation) throws SQLException {
+    for (int branch = 1; branch <= 3; branch++) {
+      statement.setInt(branch, generation);
+      statement.setString(branch + 3, settings.retention().toString());
+    }
+  }
+
   String keptRowsQuery() {
     String rowsOf = "SELECT r.* FROM " + parent + " AS r WHERE r.generation = ? AND ";
     return "SELECT r.scope, r.key FROM ("

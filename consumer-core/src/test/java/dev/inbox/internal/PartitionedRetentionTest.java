@@ -242,10 +242,7 @@ class PartitionedRetentionTest extends PartitionedTestSupport {
         PreparedStatement ps =
             c.prepareStatement(
                 "EXPLAIN (ANALYZE, BUFFERS, FORMAT TEXT) " + generations.keptRowsQuery())) {
-      for (int i = 1; i <= 3; i++) {
-        ps.setInt(i, 0);
-        ps.setString(i + 3, RETENTION.toString());
-      }
+      generations.bindKeptRows(ps, 0);
       StringBuilder plan = new StringBuilder();
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {

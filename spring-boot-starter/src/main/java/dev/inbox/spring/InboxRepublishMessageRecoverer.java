@@ -72,6 +72,7 @@ public class InboxRepublishMessageRecoverer extends RepublishMessageRecoverer
     this.deadLetters = new RabbitDeadLetters(() -> inbox);
     this.confirmingTemplate =
         template instanceof RabbitTemplate rabbit
+                && rabbit.getConnectionFactory() != null
                 && rabbit.getConnectionFactory().isPublisherConfirms()
             ? rabbit
             : null;

@@ -18,6 +18,7 @@ import org.springframework.amqp.core.Queue;
 import org.springframework.amqp.core.QueueBuilder;
 import org.springframework.amqp.rabbit.annotation.RabbitListener;
 import org.springframework.amqp.rabbit.core.RabbitTemplate;
+import org.springframework.amqp.rabbit.listener.MessageListenerContainer;
 import org.springframework.amqp.rabbit.listener.RabbitListenerEndpointRegistry;
 import org.springframework.amqp.rabbit.retry.MessageRecoverer;
 import org.springframework.beans.factory.annotation.Autowired;
@@ -122,9 +123,22 @@ class RabbitDeadLetterConfirmTest {
     assertThat(recording.failures.get(0))
         .isInstanceOf(AmqpMessageReturnedException.class)
         .hasMessageContaining(NO_SUCH_QUEUE);
+    // A consumer that the failure made the container restart may come back after the stop: stop
+    // again until the queue has no consumer, then the message must be back on it.
+    MessageListenerContainer container = registry.getListenerContainer(CONTAINER);
     Await.until(
         "the message back on its queue once its consumer stopped",
         Duration.ofSeconds(60),
-        () -> RabbitMessages.ready(rabbit, QUEUE) == 1);
+        () -> {
+          if (consumers(QUEUE) > 0) {
+            container.stop();
+            return false;
+          }
+          return RabbitMessages.ready(rabbit, QUEUE) == 1;
+        });
+  }
+
+  private int consumers(String queue) {
+    return rabbit.execute(channel -> channel.queueDeclarePassive(queue)).getConsumerCount();
   }
 }
