@@ -51,6 +51,7 @@ final class Generations {
   private final String generations;
   private final String passLockName;
   private final String keptRows;
+  private final String lockKeysInOrder;
 
   Generations(DataSource dataSource, InboxSettings settings) {
     this.dataSource = dataSource;
@@ -59,6 +60,13 @@ final class Generations {
     this.generations = '"' + settings.schema() + "\".\"" + settings.table() + "_generations\"";
     this.passLockName = settings.schema() + "." + settings.table() + '\u001f' + "generations";
     this.keptRows = keptRows();
+    // The key guard's lock of each (scope, key), named as the trigger and reservationLockName name
+    // it, taken in key order: the ordered subquery feeds the aggregate row by row.
+    this.lockKeysInOrder =
+        "SELECT count(pg_advisory_xact_lock(hashtextextended('"
+            + (settings.schema() + "." + settings.table()).replace("'", "''")
+            + "' || chr(31) || c.scope || chr(31) || c.key, 0))) FROM (SELECT scope, key FROM"
+            + " unnest(?::text[], ?::text[]) AS u (scope, key) ORDER BY scope, key) AS c";
   }
 
   /** Where a generation's partition stands; a killed retirement leaves any of them. */
@@ -337,8 +345,14 @@ final class Generations {
     if (keys.isEmpty()) {
       return 0;
     }
-    // The rows locked in key order first, as a batch locks its keys, so that the two never wait
-    // for each other in a cycle; then moved.
+    // Locks as a claim takes them: every key first (the key guard's lock), in key order as a
+    // batch takes them, and only then the rows, in the same order, then the moves. A row locked
+    // before its key would deadlock with a claim that holds the key and waits for the row.
+    try (PreparedStatement ps = connection.prepareStatement(lockKeysInOrder)) {
+      ps.setArray(1, connection.createArrayOf("text", scopes.toArray()));
+      ps.setArray(2, connection.createArrayOf("text", keys.toArray()));
+      ps.execute();
+    }
     try (PreparedStatement ps =
         connection.prepareStatement(
             "WITH locked AS (SELECT r.scope, r.key FROM "
@@ -368,12 +382,6 @@ final class Generations {
   }
 
   /**
-   * The keys of the generation's rows that PURGE's and PURGE_COMMITTED_WITHOUT_COMPLETE's guards,
-   * negated, keep, in key order; bound by {@link #bindKeptRows}. Each branch names the predicate of
-   * one partial index (failed rows, rows in progress, rows completed within the retention), so that
-   * each is read from its index; the guards decide among what they return.
-   */
-  /**
    * Binds {@link #keptRowsQuery}'s parameters: the generation three times, the retention thrice.
    */
   void bindKeptRows(PreparedStatement statement, int generation) throws SQLException {
@@ -383,6 +391,12 @@ final class Generations {
     }
   }
 
+  /**
+   * The keys of the generation's rows that PURGE's and PURGE_COMMITTED_WITHOUT_COMPLETE's guards,
+   * negated, keep, in key order; bound by {@link #bindKeptRows}. Each branch names the predicate of
+   * one partial index (failed rows, rows in progress, rows completed within the retention), so that
+   * each is read from its index; the guards decide among what they return.
+   */
   String keptRowsQuery() {
     String rowsOf = "SELECT r.* FROM " + parent + " AS r WHERE r.generation = ? AND ";
     return "SELECT r.scope, r.key FROM ("

@@ -379,11 +379,10 @@ class PartitionedReviewTest extends PartitionedTestSupport {
   }
 
   /**
-   * The carry-over locks each row and then its key (the guard, on the row's move), in the order it
-   * scans the partition; a batch's upsert locks each key and then its row, in key order. Failed
-   * keys b then a (scan order) and a batch of [a, b]: both queue behind a third transaction that
-   * holds b's key lock, and when it ends the carry-over holds b and wants row a, the batch holds a
-   * and wants b's key. Held: both end with every key carried over and completed once.
+   * The carry-over and a batch's upsert both lock each key and then its row, in key order. Failed
+   * keys b then a (written in that order) and a batch of [a, b]: both queue behind a third
+   * transaction that holds b's key lock. Held: both end with every key carried over and completed
+   * once.
    */
   @Test
   void a_batch_retrying_failed_keys_while_the_carry_over_moves_them_both_complete()
@@ -425,6 +424,48 @@ class PartitionedReviewTest extends PartitionedTestSupport {
     }
     assertThat(effects("a")).isEqualTo(1);
     assertThat(effects("b")).isEqualTo(1);
+    assertThat(keysStoredTwice()).isZero();
+  }
+
+  /**
+   * A claim locks its key and then the key's row (the guard fires before the upsert's conflict
+   * check); the carry-over must take the same order. A caller's transaction holds the key of a
+   * failed key kept in the retiring generation (as `execute` does once its reservation was lost:
+   * the key's lock, then a read, then the claim), so the carry-over waits for it; then the caller
+   * claims the key. Had the carry-over locked the row before the key, the caller would now wait for
+   * the row while the carry-over waits for the key: a deadlock, one side aborted with 40P01.
+   */
+  @Test
+  void a_caller_holding_a_kept_key_claims_it_while_the_carry_over_waits_without_deadlock()
+      throws Exception {
+    Inbox inbox =
+        inbox(s -> s.lockTimeout(Duration.ofSeconds(30)).leaseDuration(Duration.ofMinutes(2)));
+    executeFailing(inbox, "a");
+    executeFailing(inbox, "b");
+    Generations generations = generations(inbox);
+    assertThat(generations.rotate(true)).isTrue();
+    generationStartedEarlier(1, RETENTION.plusMinutes(1));
+    ExecutorService retention = Executors.newSingleThreadExecutor();
+    try (Connection caller = begin()) {
+      lockKey(caller, "a");
+      Future<Long> retired = retention.submit(() -> generations.retire());
+      awaitBlockedBy("the carry-over waits for a's key", pid(caller), 1);
+      Claim claim = inbox.claim(caller, SCOPE, "a", null);
+      assertThat(claim.isNew()).as("a failed once, so its retry runs").isTrue();
+      effect(caller, "a");
+      inbox.complete(caller, claim, null);
+      caller.commit();
+      assertThat(retired.get()).as("rows dropped with generation 0").isZero();
+    } finally {
+      retention.shutdownNow();
+    }
+    try (Connection c = dataSource.getConnection()) {
+      assertThat(generations.state(c, 0)).isEqualTo(PartitionState.MISSING);
+    }
+    assertThat(effects("a")).isEqualTo(1);
+    assertThat(queryLong("SELECT count(*) FROM " + schema + ".inbox WHERE generation = 1"))
+        .as("a, completed within the retention, and b, failed, carried over")
+        .isEqualTo(2);
     assertThat(keysStoredTwice()).isZero();
   }
 }
