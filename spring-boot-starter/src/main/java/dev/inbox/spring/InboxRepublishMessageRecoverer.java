@@ -14,6 +14,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.amqp.AmqpException;
 import org.springframework.amqp.AmqpTimeoutException;
+import org.springframework.amqp.ImmediateRequeueAmqpException;
 import org.springframework.amqp.core.AmqpMessageReturnedException;
 import org.springframework.amqp.core.AmqpTemplate;
 import org.springframework.amqp.core.Message;
@@ -56,7 +57,11 @@ import org.springframework.amqp.rabbit.retry.RepublishMessageRecoverer;
  * most {@link #setConfirmTimeout}), and a negative one, a return (with {@code
  * spring.rabbitmq.publisher-returns=true}, which makes Boot's template mandatory) or none in time
  * throws, as Spring's {@code RepublishMessageRecovererWithConfirms} does: nothing is acknowledged,
- * and the message is delivered again. Without confirms it logs a warning once, at construction.
+ * and the message is requeued and delivered again (see {@link #recover(Message, Throwable)}), also
+ * in MANUAL mode and with {@code default-requeue-rejected=false}. A dead-letter destination that
+ * refuses every dead letter therefore keeps its messages cycling through the listener until it is
+ * fixed, each try logged, rather than losing them. Without confirms it logs a warning once, at
+ * construction.
  */
 public class InboxRepublishMessageRecoverer extends RepublishMessageRecoverer
     implements MessageBatchRecoverer {
@@ -140,16 +145,47 @@ public class InboxRepublishMessageRecoverer extends RepublishMessageRecoverer
     }
   }
 
+  /**
+   * Republishes the message and acknowledges it in MANUAL mode. A dead letter that could not be
+   * sent throws an {@link ImmediateRequeueAmqpException}, so that the container requeues the
+   * message even with {@code default-requeue-rejected=false} (which would drop it, or hand it to a
+   * broker-side dead-letter exchange without the inbox's headers); in MANUAL mode, where the
+   * container settles nothing, the message is requeued here.
+   */
   @Override
   public void recover(Message message, Throwable cause) {
-    super.recover(message, cause);
+    try {
+      super.recover(message, cause);
+    } catch (RuntimeException e) {
+      RabbitDeadLetters.requeueUnrepublished(message);
+      throw e instanceof ImmediateRequeueAmqpException requeue
+          ? requeue
+          : new ImmediateRequeueAmqpException(
+              "the dead letter of a message could not be sent, so the message is requeued: "
+                  + e.getMessage(),
+              e);
+    }
     RabbitDeadLetters.acknowledgeRepublished(message);
   }
 
+  /**
+   * Dead-letters the batch's messages one by one; when one fails, it and those after it are
+   * requeued (in MANUAL mode by this recoverer, else by the container, which in AUTO mode requeues
+   * the whole batch, so the dead letters sent before it are sent again: a duplicate dead letter,
+   * never a lost message).
+   */
   @Override
   public void recover(List<Message> messages, Throwable cause) {
-    for (RabbitDeadLetters.DeadLetter deadLetter : RabbitDeadLetters.ofBatch(messages, cause)) {
-      recover(deadLetter.message(), deadLetter.cause());
+    List<RabbitDeadLetters.DeadLetter> deadLetters = RabbitDeadLetters.ofBatch(messages, cause);
+    for (int i = 0; i < deadLetters.size(); i++) {
+      try {
+        recover(deadLetters.get(i).message(), deadLetters.get(i).cause());
+      } catch (RuntimeException e) {
+        for (RabbitDeadLetters.DeadLetter rest : deadLetters.subList(i + 1, deadLetters.size())) {
+          RabbitDeadLetters.requeueUnrepublished(rest.message());
+        }
+        throw e;
+      }
     }
   }
 

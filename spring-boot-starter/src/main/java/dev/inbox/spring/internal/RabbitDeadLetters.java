@@ -50,6 +50,17 @@ public final class RabbitDeadLetters {
     }
   }
 
+  /**
+   * Requeues a message whose dead letter failed, when it is one of the current delivery's and the
+   * container is in MANUAL mode (in AUTO mode the container requeues it on the exception).
+   */
+  public static void requeueUnrepublished(Message message) {
+    if (CurrentDelivery.get() instanceof RabbitDelivery delivery
+        && delivery.delivers(List.of(message))) {
+      delivery.requeueUnrepublished(message);
+    }
+  }
+
   public Map<String, Object> headers(Message message, Throwable failure) {
     return causes.headers(
         failure,

@@ -163,6 +163,26 @@ final class RabbitDelivery implements Delivery {
   }
 
   /**
+   * Gives back, in MANUAL mode, a message of this delivery whose dead letter could not be sent,
+   * with a negative acknowledgement that requeues it: the container settles nothing in MANUAL mode,
+   * so it would otherwise stay unacknowledged, and hold a place of the prefetch, until its channel
+   * closes. In AUTO mode the container requeues it on the recoverer's exception.
+   */
+  void requeueUnrepublished(org.springframework.amqp.core.Message message) {
+    if (!acknowledgeModes.of(scope()).isManual()) {
+      return;
+    }
+    long tag = message.getMessageProperties().getDeliveryTag();
+    try {
+      if (acknowledged.add(tag)) {
+        channel.basicNack(tag, false, true);
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException("could not requeue a message whose dead letter failed", e);
+    }
+  }
+
+  /**
    * Acknowledges the skipped duplicates where the container does not: in MANUAL mode, where the
    * listener acknowledges the messages it is given. In AUTO mode the container acknowledges them
    * when the listener returns (a second acknowledgement of one delivery tag closes the channel:

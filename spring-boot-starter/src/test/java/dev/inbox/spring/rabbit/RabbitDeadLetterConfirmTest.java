@@ -12,6 +12,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.Test;
+import org.springframework.amqp.ImmediateRequeueAmqpException;
 import org.springframework.amqp.core.AmqpMessageReturnedException;
 import org.springframework.amqp.core.Message;
 import org.springframework.amqp.core.Queue;
@@ -22,19 +23,23 @@ import org.springframework.amqp.rabbit.listener.MessageListenerContainer;
 import org.springframework.amqp.rabbit.listener.RabbitListenerEndpointRegistry;
 import org.springframework.amqp.rabbit.retry.MessageRecoverer;
 import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.stereotype.Component;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
+import org.springframework.test.context.TestPropertySource;
 import org.springframework.transaction.annotation.Transactional;
 
 /**
  * An {@link InboxRepublishMessageRecoverer} whose dead letters no queue takes (its routing key
  * names a queue nobody declared), with publisher confirms and returns on: the broker returns each
  * dead letter, the recoverer throws, and the message stays on its queue, where a recoverer that
- * sent without waiting for the confirm let the container acknowledge it and lost it.
+ * sent without waiting for the confirm let the container acknowledge it and lost it. Its subclasses
+ * repeat this where a recoverer's exception alone would not requeue the message: in MANUAL mode and
+ * with {@code default-requeue-rejected=false}.
  */
 @SpringBootTest(
     classes = {
@@ -51,8 +56,11 @@ import org.springframework.transaction.annotation.Transactional;
       "spring.rabbitmq.listener.simple.retry.max-retries=2", // Boot 4
       "spring.rabbitmq.listener.simple.retry.initial-interval=10ms"
     })
+@TestPropertySource(properties = "test.queue.confirm=boot-confirm-${test.run}")
 class RabbitDeadLetterConfirmTest {
-  private static final String QUEUE = TestRabbit.newQueueName("boot-confirm");
+  // Each class's queue is named in its @TestPropertySource, with this run's suffix: a queue of
+  // its own, since contexts of the subclasses live on beside this one.
+  private static final String RUN = TestRabbit.newQueueName("run");
   private static final String NO_SUCH_QUEUE = TestRabbit.newQueueName("boot-confirm-undeclared");
   private static final String CONTAINER = "boot-confirm";
 
@@ -60,7 +68,7 @@ class RabbitDeadLetterConfirmTest {
   static void services(DynamicPropertyRegistry registry) {
     RabbitConnection.register(registry);
     TestApplication.database(registry);
-    registry.add("test.queue.confirm", () -> QUEUE);
+    registry.add("test.run", () -> RUN);
   }
 
   /** The recoverer, recording what each of its calls threw. */
@@ -85,8 +93,8 @@ class RabbitDeadLetterConfirmTest {
   @Configuration(proxyBeanMethods = false)
   static class Topology {
     @Bean
-    Queue confirmQueue() {
-      return QueueBuilder.nonDurable(QUEUE).expires(600_000).build();
+    Queue confirmQueue(@Value("${test.queue.confirm}") String queue) {
+      return QueueBuilder.nonDurable(queue).expires(600_000).build();
     }
 
     @Bean
@@ -109,18 +117,24 @@ class RabbitDeadLetterConfirmTest {
   @Autowired MessageRecoverer recoverer;
   @Autowired RabbitListenerEndpointRegistry registry;
 
+  @Value("${test.queue.confirm}")
+  String queue;
+
   @Test
   void a_dead_letter_the_broker_returns_leaves_its_message_on_the_queue() throws Exception {
     RecordingRecoverer recording = (RecordingRecoverer) recoverer;
     String key = RabbitMessages.keys(1).get(0);
-    RabbitMessages.send(rabbit, QUEUE, key, key);
+    RabbitMessages.send(rabbit, queue, key, key);
     // The second failure is of the message delivered again: the first did not lose it.
     Await.until(
         "two dead letters of the message returned",
         Duration.ofSeconds(60),
         () -> recording.failures.size() >= 2);
     registry.getListenerContainer(CONTAINER).stop();
+    // Requeued whatever the container's default for rejected messages and its acknowledge mode.
     assertThat(recording.failures.get(0))
+        .isInstanceOf(ImmediateRequeueAmqpException.class)
+        .cause()
         .isInstanceOf(AmqpMessageReturnedException.class)
         .hasMessageContaining(NO_SUCH_QUEUE);
     // A consumer that the failure made the container restart may come back after the stop: stop
@@ -130,11 +144,11 @@ class RabbitDeadLetterConfirmTest {
         "the message back on its queue once its consumer stopped",
         Duration.ofSeconds(60),
         () -> {
-          if (consumers(QUEUE) > 0) {
+          if (consumers(queue) > 0) {
             container.stop();
             return false;
           }
-          return RabbitMessages.ready(rabbit, QUEUE) == 1;
+          return RabbitMessages.ready(rabbit, queue) == 1;
         });
   }
 
