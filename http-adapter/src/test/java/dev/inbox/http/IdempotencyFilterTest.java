@@ -10,6 +10,7 @@ import dev.inbox.Inbox;
 import dev.inbox.InboxRecord;
 import dev.inbox.ItemStatus;
 import dev.inbox.RecordState;
+import dev.inbox.Storage;
 import dev.inbox.testing.ChildJvm;
 import dev.inbox.testing.TestDataSources;
 import dev.inbox.testing.TestDatabase;
@@ -418,13 +419,11 @@ class IdempotencyFilterTest extends FilterTestBase {
   @Test
   void a_consumer_that_records_the_key_while_the_first_request_runs_wins_and_is_replayed()
       throws Exception {
-    CompletableFuture<HttpResponse<String>> first =
-        client.sendAsync(
-            request("/payments?sleepMs=1000", "key-a", "50")
-                .header("Idempotency-Key", "pay-R")
-                .build(),
-            HttpResponse.BodyHandlers.ofString());
-    await("the request is inside its handler, its write made", () -> server.runs.get() == 1);
+    assumeStorage(
+        Storage.TABLE,
+        "a consumer's claim takes the key guard's advisory lock, which is the request's"
+            + " reservation, so it waits for the request (the next test)");
+    CompletableFuture<HttpResponse<String>> first = paymentInsideItsHandler("pay-R");
     // The request holds the key by a lock that a consumer's batch claim does not look at.
     BatchResult<String> consumed =
         inbox.executeBatch(
@@ -443,6 +442,45 @@ class IdempotencyFilterTest extends FilterTestBase {
     assertThat(http.body()).contains("\"status\":\"already-processed\"");
     assertThat(server.runs).as("the request's handler is not run again").hasValue(1);
     assertThat(effects.count()).as("only the consumer's effect").isEqualTo(1);
+  }
+
+  /** Sends a payment of 50 whose handler writes and then sleeps a second; returns once it wrote. */
+  private CompletableFuture<HttpResponse<String>> paymentInsideItsHandler(String key)
+      throws Exception {
+    CompletableFuture<HttpResponse<String>> response =
+        client.sendAsync(
+            request("/payments?sleepMs=1000", "key-a", "50").header("Idempotency-Key", key).build(),
+            HttpResponse.BodyHandlers.ofString());
+    await("the request is inside its handler, its write made", () -> server.runs.get() == 1);
+    return response;
+  }
+
+  @Test
+  void on_the_partitioned_storage_a_consumer_waits_for_the_request_that_holds_the_key()
+      throws Exception {
+    assumeStorage(Storage.PARTITIONED, "a consumer's claim does not wait for a reservation");
+    CompletableFuture<HttpResponse<String>> first = paymentInsideItsHandler("pay-R");
+    // The consumer's wait for the request is bounded by its lock timeout, not by this test.
+    try (Inbox consumer = inbox(Duration.ofSeconds(25))) {
+      BatchResult<String> consumed =
+          consumer.executeBatch(
+              "tenant-a",
+              List.of(BatchItem.of("pay-R", "pay-R")),
+              BatchFailurePolicy.STOP,
+              (item, tx) -> {
+                effects.apply(tx, "pay-R", 50);
+                return null;
+              });
+      assertThat(consumed.count(ItemStatus.DUPLICATE))
+          .as("the consumer finds the key the request committed")
+          .isEqualTo(1);
+    }
+
+    HttpResponse<String> http = first.get(10, TimeUnit.SECONDS);
+    assertThat(http.statusCode()).isEqualTo(201);
+    assertThat(replayed(http)).isFalse();
+    assertThat(http.body()).isEqualTo("paid €50 for tenant-a in run 1");
+    assertThat(effects.count()).as("only the request's effect").isEqualTo(1);
   }
 
   @Test
