@@ -425,15 +425,7 @@ class IdempotencyFilterTest extends FilterTestBase {
             + " reservation, so it waits for the request (the next test)");
     CompletableFuture<HttpResponse<String>> first = paymentInsideItsHandler("pay-R");
     // The request holds the key by a lock that a consumer's batch claim does not look at.
-    BatchResult<String> consumed =
-        inbox.executeBatch(
-            "tenant-a",
-            List.of(BatchItem.of("pay-R", "pay-R")),
-            BatchFailurePolicy.STOP,
-            (item, tx) -> {
-              effects.apply(tx, "pay-R", 50);
-              return null;
-            });
+    BatchResult<String> consumed = consumePayment(inbox, "pay-R");
     assertThat(consumed.count(ItemStatus.COMPLETED)).isEqualTo(1);
 
     HttpResponse<String> http = first.get(10, TimeUnit.SECONDS);
@@ -455,6 +447,18 @@ class IdempotencyFilterTest extends FilterTestBase {
     return response;
   }
 
+  /** The payment of 50 consumed from a broker, as a batch of one, in the request's scope. */
+  private BatchResult<String> consumePayment(Inbox consumer, String key) {
+    return consumer.executeBatch(
+        "tenant-a",
+        List.of(BatchItem.of(key, key)),
+        BatchFailurePolicy.STOP,
+        (item, tx) -> {
+          effects.apply(tx, key, 50);
+          return null;
+        });
+  }
+
   @Test
   void on_the_partitioned_storage_a_consumer_waits_for_the_request_that_holds_the_key()
       throws Exception {
@@ -462,15 +466,7 @@ class IdempotencyFilterTest extends FilterTestBase {
     CompletableFuture<HttpResponse<String>> first = paymentInsideItsHandler("pay-R");
     // The consumer's wait for the request is bounded by its lock timeout, not by this test.
     try (Inbox consumer = inbox(Duration.ofSeconds(25))) {
-      BatchResult<String> consumed =
-          consumer.executeBatch(
-              "tenant-a",
-              List.of(BatchItem.of("pay-R", "pay-R")),
-              BatchFailurePolicy.STOP,
-              (item, tx) -> {
-                effects.apply(tx, "pay-R", 50);
-                return null;
-              });
+      BatchResult<String> consumed = consumePayment(consumer, "pay-R");
       assertThat(consumed.count(ItemStatus.DUPLICATE))
           .as("the consumer finds the key the request committed")
           .isEqualTo(1);
