@@ -26,7 +26,10 @@ public interface InboxListener {
   /** {@code count} claims took over a lease that had expired. */
   default void leasesTakenOver(String scope, int count) {}
 
-  /** {@link dev.inbox.InboxAdmin#purgeExpired()} deleted {@code rows}. */
+  /**
+   * {@link dev.inbox.InboxAdmin#purgeExpired()} deleted {@code rows}; on the partitioned storage,
+   * the rows of the partitions it dropped as PostgreSQL's statistics estimate them (its return).
+   */
   default void purged(long rows, Duration latency) {}
 
   /** The oldest committed {@code IN_PROGRESS} record is {@code age} old ({@code ZERO}: none). */
