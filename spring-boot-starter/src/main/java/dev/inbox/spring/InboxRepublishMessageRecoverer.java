@@ -88,10 +88,15 @@ public class InboxRepublishMessageRecoverer extends RepublishMessageRecoverer
               + " which is acknowledged; set spring.rabbitmq.publisher-confirm-type=correlated and"
               + " spring.rabbitmq.publisher-returns=true",
           routingKey);
-    } else if (!confirmingTemplate.getConnectionFactory().isPublisherReturns()) {
+    } else if (!confirmingTemplate.getConnectionFactory().isPublisherReturns()
+        || !Boolean.TRUE.equals(confirmingTemplate.isMandatoryFor(new Message(new byte[0])))) {
+      // The broker returns an unroutable message only when it is published mandatory, and the
+      // template hears of it only with returns on: without both it is confirmed and dropped.
       log.warn(
-          "dead letters to {} wait for publisher confirms, but without returns one that no queue"
-              + " is bound for is confirmed and dropped; set spring.rabbitmq.publisher-returns=true",
+          "dead letters to {} wait for publisher confirms, but without returns on a mandatory"
+              + " template one that no queue is bound for is confirmed and dropped; set"
+              + " spring.rabbitmq.publisher-returns=true (Boot's template is then mandatory) or"
+              + " make the template mandatory",
           routingKey);
     }
   }
