@@ -42,6 +42,11 @@ final class Generations {
    */
   static final int CARRY_OVER_CHUNK = 500;
 
+  /** Takes the advisory lock of each name in a list, in the list's order. */
+  private static final String LOCK_IN_LIST_ORDER =
+      "SELECT count(pg_advisory_xact_lock(hashtextextended(u.name, 0))) FROM (SELECT name FROM"
+          + " unnest(?::text[]) WITH ORDINALITY AS n (name, i) ORDER BY i) AS u";
+
   /** The carry-over's cursor, one per pass: passes of all nodes take turns under the pass lock. */
   private static final String KEPT_ROWS_CURSOR = "inbox_kept_rows";
 
@@ -51,7 +56,7 @@ final class Generations {
   private final String generations;
   private final String passLockName;
   private final String keptRows;
-  private final String lockKeysInOrder;
+  private final String keyLockNamespace;
 
   Generations(DataSource dataSource, InboxSettings settings) {
     this.dataSource = dataSource;
@@ -60,13 +65,7 @@ final class Generations {
     this.generations = '"' + settings.schema() + "\".\"" + settings.table() + "_generations\"";
     this.passLockName = settings.schema() + "." + settings.table() + '\u001f' + "generations";
     this.keptRows = keptRows();
-    // The key guard's lock of each (scope, key), named as the trigger and reservationLockName name
-    // it, taken in key order: the ordered subquery feeds the aggregate row by row.
-    this.lockKeysInOrder =
-        "SELECT count(pg_advisory_xact_lock(hashtextextended('"
-            + (settings.schema() + "." + settings.table()).replace("'", "''")
-            + "' || chr(31) || c.scope || chr(31) || c.key, 0))) FROM (SELECT scope, key FROM"
-            + " unnest(?::text[], ?::text[]) AS u (scope, key) ORDER BY scope, key) AS c";
+    this.keyLockNamespace = Statements.keyLockNamespace(settings);
   }
 
   /** Where a generation's partition stands; a killed retirement leaves any of them. */
@@ -348,9 +347,14 @@ final class Generations {
     // Locks as a claim takes them: every key first (the key guard's lock), in key order as a
     // batch takes them, and only then the rows, in the same order, then the moves. A row locked
     // before its key would deadlock with a claim that holds the key and waits for the row.
-    try (PreparedStatement ps = connection.prepareStatement(lockKeysInOrder)) {
-      ps.setArray(1, connection.createArrayOf("text", scopes.toArray()));
-      ps.setArray(2, connection.createArrayOf("text", keys.toArray()));
+    List<String> lockNames = new ArrayList<>(keys.size());
+    for (int i = 0; i < keys.size(); i++) {
+      lockNames.add(Statements.keyLockName(keyLockNamespace, scopes.get(i), keys.get(i)));
+    }
+    try (PreparedStatement ps = connection.prepareStatement(LOCK_IN_LIST_ORDER)) {
+      // The cursor lists the keys in key order; the ordered subquery feeds the aggregate row by
+      // row.
+      ps.setArray(1, connection.createArrayOf("text", lockNames.toArray()));
       ps.execute();
     }
     try (PreparedStatement ps =

@@ -365,7 +365,7 @@ final class Statements {
     String table = settings.qualifiedTable();
     // Unquoted, the name every release has hashed: nodes running different versions must take
     // one lock per key.
-    this.lockNamespace = settings.schema() + "." + settings.table();
+    this.lockNamespace = keyLockNamespace(settings);
     PartitionedStatements partitions =
         settings.storage() == Storage.PARTITIONED ? new PartitionedStatements(settings) : null;
     claim =
@@ -671,6 +671,16 @@ final class Statements {
    * them line up), which costs a wait, never a double effect: the row's primary key still decides.
    */
   String reservationLockName(String scope, String key) {
-    return lockNamespace + '\u001f' + scope + '\u001f' + key;
+    return keyLockName(lockNamespace, scope, key);
+  }
+
+  /** The table's part of its keys' lock names, as the key guard's trigger writes it. */
+  static String keyLockNamespace(InboxSettings settings) {
+    return settings.schema() + "." + settings.table();
+  }
+
+  /** A key's lock name, {@link #reservationLockName}, for a table's {@link #keyLockNamespace}. */
+  static String keyLockName(String namespace, String scope, String key) {
+    return namespace + '\u001f' + scope + '\u001f' + key;
   }
 }

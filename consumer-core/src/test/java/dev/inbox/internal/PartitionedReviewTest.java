@@ -297,6 +297,21 @@ class PartitionedReviewTest extends PartitionedTestSupport {
     assertCarriedOnce(generations, failed);
   }
 
+  /**
+   * The keys, each failed once, in generation 0, which is then due for retirement (generation 1
+   * started more than the retention ago): the carry-over keeps them.
+   */
+  private Generations retiringGenerationOfFailedKeys(Inbox inbox, String... keys)
+      throws SQLException {
+    for (String key : keys) {
+      executeFailing(inbox, key);
+    }
+    Generations generations = generations(inbox);
+    assertThat(generations.rotate(true)).isTrue();
+    generationStartedEarlier(1, RETENTION.plusMinutes(1));
+    return generations;
+  }
+
   /** Given-up keys f00001... in generation 0, written 30 days ago: all kept by the carry-over. */
   private void insertGivenUpKeys(int count) throws SQLException {
     sql(
@@ -389,11 +404,7 @@ class PartitionedReviewTest extends PartitionedTestSupport {
       throws Exception {
     Inbox inbox =
         inbox(s -> s.lockTimeout(Duration.ofSeconds(30)).leaseDuration(Duration.ofMinutes(2)));
-    executeFailing(inbox, "b");
-    executeFailing(inbox, "a");
-    Generations generations = generations(inbox);
-    assertThat(generations.rotate(true)).isTrue();
-    generationStartedEarlier(1, RETENTION.plusMinutes(1));
+    Generations generations = retiringGenerationOfFailedKeys(inbox, "b", "a");
     ExecutorService threads = Executors.newFixedThreadPool(2);
     try (Connection blocker = begin()) {
       lockKey(blocker, "b");
@@ -440,11 +451,7 @@ class PartitionedReviewTest extends PartitionedTestSupport {
       throws Exception {
     Inbox inbox =
         inbox(s -> s.lockTimeout(Duration.ofSeconds(30)).leaseDuration(Duration.ofMinutes(2)));
-    executeFailing(inbox, "a");
-    executeFailing(inbox, "b");
-    Generations generations = generations(inbox);
-    assertThat(generations.rotate(true)).isTrue();
-    generationStartedEarlier(1, RETENTION.plusMinutes(1));
+    Generations generations = retiringGenerationOfFailedKeys(inbox, "a", "b");
     ExecutorService retention = Executors.newSingleThreadExecutor();
     try (Connection caller = begin()) {
       lockKey(caller, "a");

@@ -4,6 +4,7 @@ import dev.inbox.Inbox;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.function.Supplier;
 import org.springframework.amqp.core.Message;
 
@@ -44,10 +45,7 @@ public final class RabbitDeadLetters {
    * and the container is in MANUAL mode (in AUTO mode the container acknowledges it).
    */
   public static void acknowledgeRepublished(Message message) {
-    if (CurrentDelivery.get() instanceof RabbitDelivery delivery
-        && delivery.delivers(List.of(message))) {
-      delivery.acknowledgeRepublished(message);
-    }
+    deliveryOf(message).ifPresent(delivery -> delivery.acknowledgeRepublished(message));
   }
 
   /**
@@ -55,10 +53,15 @@ public final class RabbitDeadLetters {
    * container is in MANUAL mode (in AUTO mode the container requeues it on the exception).
    */
   public static void requeueUnrepublished(Message message) {
-    if (CurrentDelivery.get() instanceof RabbitDelivery delivery
-        && delivery.delivers(List.of(message))) {
-      delivery.requeueUnrepublished(message);
-    }
+    deliveryOf(message).ifPresent(delivery -> delivery.requeueUnrepublished(message));
+  }
+
+  /** The current delivery, when the message is one of its. */
+  private static Optional<RabbitDelivery> deliveryOf(Message message) {
+    return CurrentDelivery.get() instanceof RabbitDelivery delivery
+            && delivery.delivers(List.of(message))
+        ? Optional.of(delivery)
+        : Optional.empty();
   }
 
   public Map<String, Object> headers(Message message, Throwable failure) {
