@@ -2,9 +2,10 @@ package dev.inbox.benchmarks;
 
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.stream.Collectors;
 
-/** Builds one flat JSON object, fields in the order they were added. */
+/** Builds one JSON object, fields in the order they were added. */
 final class JsonLine {
   private final StringBuilder json = new StringBuilder("{");
 
@@ -43,6 +44,15 @@ final class JsonLine {
         values.stream()
             .map(v -> String.format(Locale.ROOT, "%." + digits + "f", v))
             .collect(Collectors.joining(",", "[", "]")));
+  }
+
+  /** A JSON object of counts, in the map's order. */
+  JsonLine put(String field, Map<String, Long> counts) {
+    return raw(
+        field,
+        counts.entrySet().stream()
+            .map(e -> '"' + e.getKey().replace("\"", "\\\"") + "\":" + e.getValue())
+            .collect(Collectors.joining(",", "{", "}")));
   }
 
   private JsonLine raw(String field, String value) {

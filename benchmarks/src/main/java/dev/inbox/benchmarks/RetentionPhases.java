@@ -7,6 +7,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.EnumMap;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import javax.sql.DataSource;
 
@@ -16,6 +17,12 @@ import javax.sql.DataSource;
  * the table (the carry-over's UPDATE, the count of the retiring partition, the DETACH, the DROP)
  * and keeps each one's {@code query_start}, the server's own start time. A step shorter than the
  * polling interval may go unseen; the next seen step then starts where it would have.
+ *
+ * <p>The same polls tell what the other statements (the claims running beside the retention) were
+ * doing: each sighting of an active client backend that is not the retention's counts once under
+ * its wait event ({@code Lock:relation}, {@code IO:WALSync}, ...) or under {@code CPU} when it
+ * waited for nothing. A claim blocked by the retention's locks shows as {@code Lock:*} sightings; a
+ * claim slowed by the disk as {@code IO:*}.
  */
 final class RetentionPhases implements AutoCloseable {
   /**
@@ -47,6 +54,7 @@ final class RetentionPhases implements AutoCloseable {
   private final String partitionPrefix;
   private final Map<Phase, Double> starts = new EnumMap<>(Phase.class);
   private final Map<Phase, Double> lastSeen = new EnumMap<>(Phase.class);
+  private final Map<String, Long> otherWaits = new TreeMap<>();
   private final AtomicBoolean stop = new AtomicBoolean();
   private final Thread poller;
   private SQLException failure;
@@ -67,13 +75,18 @@ final class RetentionPhases implements AutoCloseable {
     try (PreparedStatement ps =
         connection.prepareStatement(
             "SELECT extract(epoch FROM query_start)::float8, extract(epoch FROM"
-                + " clock_timestamp())::float8, query FROM pg_catalog.pg_stat_activity"
+                + " clock_timestamp())::float8, query, coalesce(wait_event_type || ':' ||"
+                + " wait_event, 'CPU') FROM pg_catalog.pg_stat_activity"
                 + " WHERE datname = current_database() AND state = 'active'"
-                + " AND pid <> pg_backend_pid()")) {
+                + " AND backend_type = 'client backend' AND pid <> pg_backend_pid()")) {
       while (!stop.get()) {
         try (ResultSet rs = ps.executeQuery()) {
           while (rs.next()) {
-            record(rs.getDouble(1), rs.getDouble(2), rs.getString(3));
+            if (!record(rs.getDouble(1), rs.getDouble(2), rs.getString(3))) {
+              synchronized (otherWaits) {
+                otherWaits.merge(rs.getString(4), 1L, Long::sum);
+              }
+            }
           }
         }
         Thread.sleep(POLL_MILLIS);
@@ -85,16 +98,30 @@ final class RetentionPhases implements AutoCloseable {
     }
   }
 
-  private void record(double queryStart, double now, String query) {
+  /** Whether the statement is one of the retention's: a step's, or the plain table's purge. */
+  private boolean record(double queryStart, double now, String query) {
+    boolean retention = query.startsWith("DELETE FROM " + table);
     for (Phase phase : Phase.values()) {
       for (String prefix : phase.prefixes) {
         if (query.startsWith(String.format(prefix, table, partitionPrefix))) {
+          retention = true;
           synchronized (starts) {
             starts.putIfAbsent(phase, queryStart);
             lastSeen.put(phase, now);
           }
         }
       }
+    }
+    return retention;
+  }
+
+  /**
+   * How often the other statements were seen under each wait event ({@code CPU}: none) since this
+   * observer started, by polls of {@value #POLL_MILLIS} ms.
+   */
+  Map<String, Long> otherStatementsWaits() {
+    synchronized (otherWaits) {
+      return new TreeMap<>(otherWaits);
     }
   }
 

@@ -169,7 +169,8 @@ final class ScaleScenario {
             .put("correct", purge.correct())
             .put("storage", storage.name().toLowerCase(Locale.ROOT))
             .put("claimers", claimers)
-            .put("claims_over_50ms_during_purge", purge.blockedDuring());
+            .put("claims_over_50ms_during_purge", purge.blockedDuring())
+            .put("claim_waits_during_purge", purge.claimWaits());
     if (partitioned()) {
       line.put("carry_over_seconds", purge.phases().get(RetentionPhases.Phase.CARRY_OVER), 3)
           .put("count_seconds", purge.phases().get(RetentionPhases.Phase.COUNT), 3)
@@ -232,7 +233,8 @@ final class ScaleScenario {
       double maxDuringMs,
       boolean correct,
       long blockedDuring,
-      Map<RetentionPhases.Phase, Double> phases) {}
+      Map<RetentionPhases.Phase, Double> phases,
+      Map<String, Long> claimWaits) {}
 
   /**
    * {@code purgeRows} expired rows beside as many live ones; {@code claimers} threads claim without
@@ -293,12 +295,16 @@ final class ScaleScenario {
       long purgeStart;
       long purgeEnd;
       Map<RetentionPhases.Phase, Double> phases;
-      try (RetentionPhases observed = new RetentionPhases(dataSource, TABLE)) {
+      Map<String, Long> claimWaits;
+      try {
         Thread.sleep(1_000);
-        purgeStart = System.nanoTime();
-        deleted = inbox.admin().purgeExpired();
-        purgeEnd = System.nanoTime();
-        phases = observed.secondsUntilNow();
+        try (RetentionPhases observed = new RetentionPhases(dataSource, TABLE)) {
+          purgeStart = System.nanoTime();
+          deleted = inbox.admin().purgeExpired();
+          purgeEnd = System.nanoTime();
+          phases = observed.secondsUntilNow();
+          claimWaits = observed.otherStatementsWaits();
+        }
       } finally {
         stop.set(true);
         for (Thread claimer : threads) {
@@ -332,7 +338,8 @@ final class ScaleScenario {
           duringSorted.length == 0 ? 0 : duringSorted[duringSorted.length - 1] / 1e6,
           correct,
           blocked,
-          phases);
+          phases,
+          claimWaits);
     }
   }
 

@@ -67,7 +67,9 @@ class ScaleScenarioTest {
         .contains("\"ratio_p50_vs_empty\":", "\"correct\":true", "\"storage\":\"table\"");
     assertThat(lines.get(2))
         .contains("\"variant\":\"purge\"", "\"deleted\":3000", "\"purge_seconds\":")
-        .contains("\"max_claim_ms_during_purge\":", "\"correct\":true", "\"claimers\":1");
+        .contains("\"max_claim_ms_during_purge\":", "\"correct\":true", "\"claimers\":1")
+        .containsPattern(
+            "\"claim_waits_during_purge\":\\{(\"[A-Za-z]+(:[A-Za-z]+)?\":[0-9]+,?)*\\}");
     assertThat(number(lines.get(1), "table_mb")).isPositive();
     assertThat(number(lines.get(1), "index_mb")).isPositive();
   }
