@@ -488,7 +488,7 @@ final class BatchExecution<T> {
 
   private void markFailed(Connection connection, String key, Exception error) throws SQLException {
     try (PreparedStatement ps = connection.prepareStatement(sql.failInTransaction)) {
-      ps.setString(1, String.valueOf(error));
+      ps.setString(1, FailureText.of(error));
       ps.setString(2, scope);
       ps.setString(3, key);
       expectOne(ps.executeUpdate(), key, StateMachine.Transition.FAIL);

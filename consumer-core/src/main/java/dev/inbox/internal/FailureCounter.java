@@ -40,7 +40,7 @@ final class FailureCounter {
         ps.setString(2, claim.key());
         ps.setBytes(3, fingerprint);
         ps.setInt(4, Math.max(1, claim.attempts()));
-        ps.setString(5, error);
+        ps.setString(5, FailureText.storable(error));
         ps.executeUpdate();
       }
       Transactions.commit(connection);

@@ -8,8 +8,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Runs the purge and the oldest-in-progress check periodically on one daemon thread. A failed run
- * is logged and the next one tried on schedule; {@link #stop()} waits for a run in progress.
+ * Runs the purge and the oldest-in-progress check periodically on one daemon thread. A failed run,
+ * an {@link Error} included, is logged and the next one tried on schedule; {@link #stop()} waits
+ * for a run in progress.
  */
 final class Janitor {
   private static final Logger log = LoggerFactory.getLogger(Janitor.class);
@@ -33,6 +34,11 @@ final class Janitor {
             work.run();
           } catch (RuntimeException e) {
             log.warn("inbox janitor run for {} failed; retrying in {}", name, interval, e);
+          } catch (Error e) {
+            // A scheduled task that throws is never run again, silently: one OutOfMemoryError or a
+            // listener's AssertionError would end retention for the life of the process.
+            log.error(
+                "inbox janitor run for {} failed with an error; retrying in {}", name, interval, e);
           }
         },
         interval.toMillis(),

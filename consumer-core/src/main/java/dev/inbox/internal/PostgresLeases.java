@@ -95,7 +95,7 @@ final class PostgresLeases implements Leases {
         "fail of a lease failed",
         connection -> {
           try (PreparedStatement ps = connection.prepareStatement(sql.failLease)) {
-            ps.setString(1, error);
+            ps.setString(1, FailureText.storable(error));
             ps.setString(2, lease.scope());
             ps.setString(3, lease.key());
             ps.setLong(4, lease.fencingToken());
