@@ -1,5 +1,10 @@
 package dev.inbox;
 
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+
 /**
  * The rules for keys and scopes: 1 to 255 characters, not blank, no control characters, and valid
  * Unicode (no lone surrogate). Adapters call {@link #validateKey} before they claim, so that a bad
@@ -87,6 +92,36 @@ public final class InboxKeys {
     String trimmed = value.substring(start, end);
     String key = trimmed.startsWith("\"") ? unquote(value, trimmed) : trimmed;
     return validateKey(key);
+  }
+
+  /**
+   * {@link #fromIdempotencyKeyHeader(String)} of a header that arrives as bytes (an AMQP byte array
+   * or long string, a Kafka header), decoded as strict UTF-8: decoding leniently would turn
+   * different invalid byte sequences into the same U+FFFD, so one payment could pass for a
+   * duplicate of another.
+   *
+   * @throws InvalidKeyException when the bytes are not valid UTF-8, or for any reason the text is
+   */
+  public static String fromIdempotencyKeyHeaderBytes(byte[] value) {
+    if (value == null) {
+      throw new InvalidKeyException("key", null, "must not be null");
+    }
+    String text;
+    try {
+      text =
+          StandardCharsets.UTF_8
+              .newDecoder()
+              .onMalformedInput(CodingErrorAction.REPORT)
+              .onUnmappableCharacter(CodingErrorAction.REPORT)
+              .decode(ByteBuffer.wrap(value))
+              .toString();
+    } catch (CharacterCodingException e) {
+      throw new InvalidKeyException(
+          "key",
+          new String(value, StandardCharsets.UTF_8),
+          "must be valid UTF-8, but its " + value.length + " bytes are not");
+    }
+    return fromIdempotencyKeyHeader(text);
   }
 
   private static boolean isSpaceOrTab(char c) {

@@ -121,4 +121,26 @@ class KeyValidationTest extends InboxTestSupport {
         .isInstanceOf(InvalidKeyException.class)
         .hasMessageContaining("must not be null");
   }
+
+  /**
+   * A header that arrives as bytes: valid UTF-8 is the key the text would be; bytes that differ
+   * only where they are not UTF-8 are refused, never decoded to one U+FFFD key.
+   */
+  @org.junit.jupiter.api.Test
+  void a_key_header_as_bytes_is_strict_utf_8() {
+    assertThat(
+            InboxKeys.fromIdempotencyKeyHeaderBytes(
+                " \"caf\u00e9-1\"".getBytes(java.nio.charset.StandardCharsets.UTF_8)))
+        .isEqualTo("caf\u00e9-1");
+    for (byte last : new byte[] {(byte) 0xFF, (byte) 0xFE, (byte) 0xC3}) {
+      byte[] bytes = {'p', 'a', 'y', '-', last};
+      assertThatThrownBy(() -> InboxKeys.fromIdempotencyKeyHeaderBytes(bytes))
+          .isInstanceOfSatisfying(
+              InvalidKeyException.class,
+              e -> assertThat(e.rule()).isEqualTo("must be valid UTF-8, but its 5 bytes are not"));
+    }
+    assertThatThrownBy(() -> InboxKeys.fromIdempotencyKeyHeaderBytes(null))
+        .isInstanceOf(InvalidKeyException.class)
+        .hasMessageContaining("must not be null");
+  }
 }

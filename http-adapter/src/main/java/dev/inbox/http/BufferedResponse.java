@@ -159,7 +159,9 @@ final class BufferedResponse extends HttpServletResponseWrapper {
       characterEncoding = charset;
     }
     List<String> values = new ArrayList<>();
-    values.add(type);
+    // After getWriter() the body's charset is settled: as the Servlet spec has containers do, a
+    // charset named now is ignored, and getContentType() names the writer's.
+    values.add(charset != null && writer != null ? withoutCharset(type) : type);
     headers.put(CONTENT_TYPE, values);
   }
 
@@ -292,6 +294,16 @@ final class BufferedResponse extends HttpServletResponseWrapper {
       }
     }
     return null;
+  }
+
+  private static String withoutCharset(String contentType) {
+    StringBuilder kept = new StringBuilder();
+    for (String part : contentType.split(";")) {
+      if (!part.trim().toLowerCase(Locale.ROOT).startsWith("charset=")) {
+        kept.append(kept.length() == 0 ? "" : ";").append(part);
+      }
+    }
+    return kept.toString();
   }
 
   private static String httpDate(long epochMillis) {

@@ -144,6 +144,18 @@ final class RequestMatching {
               + headerName
               + "; authenticate or send valid credentials");
     }
+    if (isMultipart(request)) {
+      // The container parses parts from its own input, which the fingerprint has read by then:
+      // the application would find no parts, and the key would count a failed attempt each time.
+      return rejectUnread(
+          RequestOutcome.UNSUPPORTED_MEDIA_TYPE,
+          415,
+          "multipart-not-supported",
+          "a multipart request body cannot be used with "
+              + headerName
+              + ": send the request with a body that is not multipart/*, or without "
+              + headerName);
+    }
     BufferedRequest buffered = BufferedRequest.read(request, maxRequestBody);
     if (buffered == null) {
       return rejectUnread(
@@ -169,6 +181,11 @@ final class RequestMatching {
    * could drain the body, so the container closes the connection; saying so in {@code Connection:
    * close} stops clients from reusing a connection that is about to go away.
    */
+  private static boolean isMultipart(HttpServletRequest request) {
+    String type = request.getContentType();
+    return type != null && type.trim().toLowerCase(Locale.ROOT).startsWith("multipart/");
+  }
+
   private static Match rejectUnread(
       RequestOutcome outcome, int status, String rule, String detail) {
     return Match.rejected(

@@ -23,6 +23,11 @@ public enum RequestOutcome {
   /** The request body was larger than the limit: 413. */
   TOO_LARGE,
   /**
+   * The request body is {@code multipart/*}, whose parts the filter could not hand on to the
+   * application once it has read them for the fingerprint: 415, before anything was recorded.
+   */
+  UNSUPPORTED_MEDIA_TYPE,
+  /**
    * Leased mode: the handler ran and its answer was sent, but its result could not be recorded (the
    * database stayed unavailable for the completion's retries, or the lease was taken over). The key
    * stays in progress until its lease ends, and a retry after that runs the handler again.

@@ -7,6 +7,7 @@ import dev.inbox.Inbox;
 import dev.inbox.spi.CallerTransactions;
 import dev.inbox.spring.DeliveryRejectedException;
 import dev.inbox.spring.KeyInProgressException;
+import dev.inbox.spring.ListenerRolledBackException;
 import java.sql.Connection;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -15,6 +16,8 @@ import java.util.function.Supplier;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
 import org.springframework.aop.ProxyMethodInvocation;
+import org.springframework.transaction.NoTransactionException;
+import org.springframework.transaction.interceptor.TransactionAspectSupport;
 import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 
@@ -23,7 +26,10 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * current {@link Delivery} in that transaction (each new key's record written {@code COMPLETED}, to
  * commit with the method's writes), calls the method for the new messages only, and registers a
  * {@link Completion} that refuses to commit an aborted transaction and counts a failed attempt
- * after a rollback.
+ * after a rollback. A method that throws, a checked exception included, has its transaction rolled
+ * back; one that returns with its transaction marked rollback-only fails with a {@link
+ * ListenerRolledBackException}: either way the container handles the message as failed and nothing
+ * of it commits.
  *
  * <p>A duplicate is not passed to the method (a record listener is not called; a batch listener
  * gets its list arguments without the duplicates), and the container acknowledges it as handled (in
@@ -121,13 +127,41 @@ public final class InboxListenerInterceptor implements MethodInterceptor {
     TransactionSynchronizationManager.registerSynchronization(completion);
     try {
       Object result = invocation.proceed();
+      if (rollbackOnly()) {
+        throw new ListenerRolledBackException(invocation.getMethod());
+      }
       if (unsettled != null) {
         registerAfterCommit(delivery.failedAt(firstUnsettled, unsettled));
       }
       return result;
     } catch (Throwable failure) {
+      // The container handles the message as failed whatever the exception, so nothing of the
+      // method may commit: a checked exception would otherwise commit the key (Spring's default
+      // rollback rule) and the message's retry would be answered DUPLICATE, never run again.
+      setRollbackOnly();
       completion.failedWith(failure);
       throw delivery.renumbered(failure, deliveryIndexOfArgument);
+    }
+  }
+
+  /**
+   * Whether the method's {@code @Transactional} transaction will roll back. A transaction the
+   * container began (no transaction interceptor around the method) is not seen here; the container
+   * rolls it back on any exception.
+   */
+  private static boolean rollbackOnly() {
+    try {
+      return TransactionAspectSupport.currentTransactionStatus().isRollbackOnly();
+    } catch (NoTransactionException e) {
+      return false;
+    }
+  }
+
+  private static void setRollbackOnly() {
+    try {
+      TransactionAspectSupport.currentTransactionStatus().setRollbackOnly();
+    } catch (NoTransactionException e) {
+      // The container's own transaction: it rolls back on the exception.
     }
   }
 

@@ -1,7 +1,9 @@
 package dev.inbox.spring.internal;
 
 import com.rabbitmq.client.Channel;
+import com.rabbitmq.client.LongString;
 import dev.inbox.InboxKeys;
+import dev.inbox.InvalidKeyException;
 import dev.inbox.internal.Fingerprints;
 import dev.inbox.spring.DeliveryRejectedException;
 import java.io.IOException;
@@ -66,20 +68,51 @@ final class RabbitDelivery implements Delivery {
   private static Delivery.Message message(org.springframework.amqp.core.Message message) {
     byte[] fingerprint = Fingerprints.ofMessage(message.getBody());
     String messageId = message.getMessageProperties().getMessageId();
-    if (messageId != null) {
-      return Delivery.Message.of(messageId, fingerprint);
-    }
     Object header = message.getMessageProperties().getHeader(KEY_HEADER);
-    if (header == null) {
+    if (messageId == null && header == null) {
       return Delivery.Message.invalid(
           "the message has neither a messageId nor an '" + KEY_HEADER + "' header");
     }
     try {
       return Delivery.Message.of(
-          InboxKeys.fromIdempotencyKeyHeader(header.toString()), fingerprint);
+          messageId != null ? wholeUtf8(messageId, "messageId") : keyOf(header), fingerprint);
     } catch (RuntimeException e) {
       return Delivery.Message.invalid(String.valueOf(e.getMessage()));
     }
+  }
+
+  /**
+   * The key an {@code idempotency-key} header names, as Spring AMQP's message properties converter
+   * left it: a byte array (an AMQP byte array) or a {@link LongString} (longer than the converter's
+   * limit) is decoded as strict UTF-8; a shorter AMQP string arrives already decoded, leniently,
+   * with U+FFFD in place of every malformed sequence, so a key with U+FFFD is refused ({@link
+   * #wholeUtf8}).
+   */
+  private static String keyOf(Object header) {
+    if (header instanceof byte[] bytes) {
+      return InboxKeys.fromIdempotencyKeyHeaderBytes(bytes);
+    }
+    if (header instanceof LongString longString) {
+      return InboxKeys.fromIdempotencyKeyHeaderBytes(longString.getBytes());
+    }
+    return InboxKeys.fromIdempotencyKeyHeader(wholeUtf8(header.toString(), KEY_HEADER));
+  }
+
+  /**
+   * The text, refused when it holds U+FFFD: the AMQP client and Spring AMQP decode strings
+   * leniently, so U+FFFD stands for bytes that were not UTF-8, and different such bytes would make
+   * one key.
+   */
+  private static String wholeUtf8(String text, String field) {
+    if (text.indexOf('\uFFFD') >= 0) {
+      throw new InvalidKeyException(
+          "key",
+          text,
+          "must not contain U+FFFD: the "
+              + field
+              + " had bytes that were not UTF-8, which the AMQP client decoded as U+FFFD");
+    }
+    return text;
   }
 
   @Override

@@ -52,6 +52,7 @@ final class IdempotentEndpoint {
           RequestOutcome.INVALID_PATH,
           RequestOutcome.NO_SCOPE,
           RequestOutcome.TOO_LARGE,
+          RequestOutcome.UNSUPPORTED_MEDIA_TYPE,
           RequestOutcome.GAVE_UP,
           RequestOutcome.UNAVAILABLE,
           RequestOutcome.ERROR);
