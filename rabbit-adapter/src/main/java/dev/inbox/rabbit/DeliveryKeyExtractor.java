@@ -27,12 +27,19 @@ public interface DeliveryKeyExtractor {
    * InboxKeys#fromIdempotencyKeyHeader}): a gateway that copies a client's {@code "q-1"} into it
    * names the key {@code q-1}, as the HTTP filter does, so the payment is one key on both channels.
    * A header that is not valid UTF-8, or not a valid key, rejects the delivery. The {@code
-   * messageId} is taken as it is.
+   * messageId} is taken as it is, unless it holds U+FFFD: the AMQP client decodes it leniently, so
+   * U+FFFD stands for bytes that were not UTF-8, and such a delivery is rejected too.
    */
   static DeliveryKeyExtractor messageIdOrHeader() {
     return delivery -> {
       String messageId = delivery.getProperties().getMessageId();
       if (messageId != null) {
+        if (messageId.indexOf('\uFFFD') >= 0) {
+          // The AMQP client decodes the property leniently: U+FFFD stands for bytes that were not
+          // UTF-8, and two different such ids would be one key.
+          throw new IllegalArgumentException(
+              "the messageId holds U+FFFD, which stands for bytes that were not UTF-8");
+        }
         return messageId;
       }
       Map<String, Object> headers = delivery.getProperties().getHeaders();

@@ -94,21 +94,28 @@ class RabbitExactlyOnceTest extends RabbitTestSupport {
                   .build();
           channel.basicPublish("", queue.queue(), badHeader, "8".getBytes(StandardCharsets.UTF_8));
         }
+        if (i == 80) {
+          // What the client makes of a messageId whose bytes were not UTF-8.
+          AMQP.BasicProperties replaced =
+              new AMQP.BasicProperties.Builder().messageId("k\uFFFD(").build();
+          channel.basicPublish("", queue.queue(), replaced, "9".getBytes(StandardCharsets.UTF_8));
+        }
       }
     }
     await(
-        "100 effects and 2 dead letters",
+        "100 effects and 3 dead letters",
         Duration.ofSeconds(60),
-        () -> effects.count() == 100 && readyMessages(queue.deadLetterQueue()) == 2);
+        () -> effects.count() == 100 && readyMessages(queue.deadLetterQueue()) == 3);
 
-    Map<String, GetResponse> deadByBody = takeDeadLetters(2);
-    for (String body : List.of("7", "8")) {
+    Map<String, GetResponse> deadByBody = takeDeadLetters(3);
+    for (String body : List.of("7", "8", "9")) {
       assertThat(reason(deadByBody.get(body))).isEqualTo(DeadLetterReason.INVALID_KEY.code());
     }
     assertThat(detail(deadByBody.get("7")))
         .isEqualTo("the delivery has no messageId or idempotency key");
     assertThat(detail(deadByBody.get("8")))
         .contains("the idempotency-key header is not valid UTF-8 (3 bytes)");
+    assertThat(detail(deadByBody.get("9"))).contains("the messageId holds U+FFFD");
     assertThat(effects.count()).isEqualTo(100);
   }
 

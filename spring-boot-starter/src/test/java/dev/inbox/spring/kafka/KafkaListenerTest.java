@@ -65,6 +65,8 @@ class KafkaListenerTest {
   private static final String BATCH = KAFKA.newTopic("boot-batch", 1);
   private static final String POISON = KAFKA.newTopic("boot-poison", 1);
   private static final String STRICT = KAFKA.newTopic("boot-strict", 1);
+  private static final String CHECKED = KAFKA.newTopic("boot-checked", 1);
+  private static final String ROLLBACK_ONLY = KAFKA.newTopic("boot-rollback-only", 1);
   private static final String MANUAL = KAFKA.newTopic("boot-manual", 1);
   private static final String MANUAL_IMMEDIATE = KAFKA.newTopic("boot-manual-immediate", 1);
   private static final String MANUAL_BATCH = KAFKA.newTopic("boot-manual-batch", 1);
@@ -83,6 +85,8 @@ class KafkaListenerTest {
     registry.add("test.topic.poison", () -> POISON);
     registry.add("test.topic.manual", () -> MANUAL);
     registry.add("test.topic.strict", () -> STRICT);
+    registry.add("test.topic.checked", () -> CHECKED);
+    registry.add("test.topic.rollback-only", () -> ROLLBACK_ONLY);
     registry.add("test.topic.manual-immediate", () -> MANUAL_IMMEDIATE);
     registry.add("test.topic.manual-batch", () -> MANUAL_BATCH);
     registry.add("test.topic.manual-mismatch", () -> MANUAL_MISMATCH);
@@ -193,6 +197,34 @@ class KafkaListenerTest {
     assertThat(header(dead, "x-inbox-key")).isEqualTo(key);
     assertThat(header(dead, "x-inbox-scope")).isEqualTo("poison-listener");
     assertThat(header(dead, "x-inbox-detail")).contains("gave up after 3 failed attempts");
+  }
+
+  @Test
+  void a_checked_exception_rolls_the_record_back_and_the_retry_takes_effect_once()
+      throws Exception {
+    assertFailedFirstCallRunsAgain(CHECKED, "checked");
+  }
+
+  @Test
+  void a_transaction_marked_rollback_only_is_not_acknowledged_and_the_retry_takes_effect_once()
+      throws Exception {
+    assertFailedFirstCallRunsAgain(ROLLBACK_ONLY, "rollback-only");
+  }
+
+  /**
+   * The listener's first call writes and then fails without its transaction rolling back on its own
+   * (a checked exception, or rollback-only and a normal return): nothing of it may commit, the
+   * record must not be acknowledged, and the container's retry must run it again.
+   */
+  private void assertFailedFirstCallRunsAgain(String topic, String listener) throws Exception {
+    String key = UUID.randomUUID().toString();
+    send(topic, null, key, key);
+    awaitCommitted(listener + "-listener", topic, 1);
+    assertThat(listeners.calls(listener)).as("calls of the listener").isEqualTo(2);
+    assertThat(effects(listener, key)).as("committed effects").isEqualTo(1);
+    assertThat(inbox.admin().find(listener + "-listener", key).orElseThrow().attempts())
+        .as("attempts counted: the failed first call")
+        .isEqualTo(2);
   }
 
   @Test

@@ -69,6 +69,34 @@ public class KafkaListeners {
     throw new IllegalStateException("payment " + payload + " cannot be booked");
   }
 
+  /**
+   * Writes, then fails its first call with a checked exception, which Spring's default rollback
+   * rule would commit; later calls succeed.
+   */
+  @Transactional
+  @KafkaListener(topics = "${test.topic.checked}", groupId = "checked-listener")
+  public void onChecked(String payload) throws java.io.IOException {
+    call("checked");
+    jdbc.update("INSERT INTO boot_kafka.effects (listener, key) VALUES ('checked', ?)", payload);
+    if (calls("checked") == 1) {
+      throw new java.io.IOException("the ledger service did not answer");
+    }
+  }
+
+  /** Writes, then marks its first call's transaction rollback-only and returns normally. */
+  @Transactional
+  @KafkaListener(topics = "${test.topic.rollback-only}", groupId = "rollback-only-listener")
+  public void onRollbackOnly(String payload) {
+    call("rollback-only");
+    jdbc.update(
+        "INSERT INTO boot_kafka.effects (listener, key) VALUES ('rollback-only', ?)", payload);
+    if (calls("rollback-only") == 1) {
+      org.springframework.transaction.interceptor.TransactionAspectSupport
+          .currentTransactionStatus()
+          .setRollbackOnly();
+    }
+  }
+
   /** Manual acknowledgement: the listener acknowledges its own records; the inbox, duplicates. */
   @Transactional
   @KafkaListener(
