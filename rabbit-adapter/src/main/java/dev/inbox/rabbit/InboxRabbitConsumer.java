@@ -72,7 +72,11 @@ import org.slf4j.LoggerFactory;
  * <p>Should the worker meet anything it cannot handle, the consumer stops visibly instead of
  * holding its prefetched deliveries: it logs at ERROR, cancels its consumer and closes its channel
  * (the broker requeues the unacknowledged deliveries for other consumers), reports {@link
- * #isRunning()} false and the cause in {@link #failure()}, and calls {@link Builder#onFailure}.
+ * #isRunning()} false and the cause in {@link #failure()}, and calls {@link Builder#onFailure}. It
+ * stops the same way when the broker closes its channel (a channel error, such as {@code
+ * PRECONDITION_FAILED} on a consumer acknowledgement timeout), with the {@link
+ * com.rabbitmq.client.ShutdownSignalException} as the cause: automatic recovery reopens a lost
+ * connection and the consumer with it, but never a channel the broker closed.
  */
 public final class InboxRabbitConsumer implements AutoCloseable {
   /**
@@ -206,6 +210,14 @@ public final class InboxRabbitConsumer implements AutoCloseable {
                       + " no more deliveries will arrive",
                   queue);
               onCancel.accept(queue);
+            },
+            (tag, signal) -> {
+              // The client recovers a lost connection (a hard error) and this consumer with it, but
+              // never a channel the broker closed, on a channel error or a consumer timeout: no
+              // delivery would arrive again, so the consumer stops where it can be seen.
+              if (running && !signal.isHardError() && !signal.isInitiatedByApplication()) {
+                stop(signal);
+              }
             });
   }
 
@@ -812,6 +824,7 @@ public final class InboxRabbitConsumer implements AutoCloseable {
     /**
      * Called once, on the worker's thread, when the consumer stops on a failure it cannot handle
      * (see {@link InboxRabbitConsumer}); the consumer is then cancelled and its channel closed.
+     * When the broker closed the channel, it is called on the client's consumer dispatch thread.
      */
     public Builder onFailure(Consumer<Throwable> onFailure) {
       this.onFailure = Objects.requireNonNull(onFailure, "onFailure");
