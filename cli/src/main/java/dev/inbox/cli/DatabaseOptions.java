@@ -86,6 +86,12 @@ final class DatabaseOptions {
             .table(table)
             .maxAttempts(maxAttempts)
             .lockTimeout(lockTimeout)
+            // The CLI takes no lease, but the settings require a lease longer than the lock wait:
+            // a --lock-timeout of the default lease or more would otherwise be refused.
+            .leaseDuration(
+                lockTimeout.compareTo(InboxSettings.DEFAULT_LEASE_DURATION) < 0
+                    ? InboxSettings.DEFAULT_LEASE_DURATION
+                    : lockTimeout.plus(InboxSettings.DEFAULT_LEASE_DURATION))
             .janitorInterval(Duration.ZERO);
     if (retention != null) {
       settings.retention(retention);

@@ -185,6 +185,10 @@ final class BatchExecution<T> {
   BatchResult<T> run() throws SQLException {
     long start = System.nanoTime();
     Pass pass = runPass(firsts.size(), false);
+    while (pass.restartAt >= 0) {
+      // STOP: a key held elsewhere, with new items behind it; only the items up to it run now.
+      pass = runPass(pass.restartAt + 1, false);
+    }
     if (pass.failedAt >= 0) {
       int limit =
           policy == BatchFailurePolicy.STOP && pass.failedAt != SOMEWHERE
@@ -208,6 +212,13 @@ final class BatchExecution<T> {
     try {
       Map<String, Claim> claims = claim(connection, limit, careful);
       decideDivergentRepeats(connection, claims, pass);
+      int held = policy == BatchFailurePolicy.STOP ? firstHeldBeforeNew(claims, limit) : -1;
+      if (held >= 0) {
+        // Its new items after it would take effect before it: none of them runs in this pass.
+        rollbackPass(connection);
+        pass.restartAt = held;
+        return pass;
+      }
       List<String> completedWithoutResult = new ArrayList<>();
       List<Slot> completedWithResult = new ArrayList<>();
       List<BatchItem<T>> newItems = new ArrayList<>();
@@ -475,6 +486,24 @@ final class BatchExecution<T> {
       }
       return claims;
     }
+  }
+
+  /**
+   * Under STOP, the first position whose key is held elsewhere ({@code IN_PROGRESS}: a live lease,
+   * a transaction that claimed it) with a new item after it, or -1. The held item is retried later,
+   * so no item after it may take effect before it.
+   */
+  private int firstHeldBeforeNew(Map<String, Claim> claims, int limit) {
+    for (int position = 0; position < limit; position++) {
+      if (countedFailures.containsKey(position)) {
+        continue;
+      }
+      Claim claim = claims.get(items.get(firsts.get(position)).key());
+      if (claim.outcome() == ClaimOutcome.IN_PROGRESS) {
+        return anyNewAfter(claims, position, limit) ? position : -1;
+      }
+    }
+    return -1;
   }
 
   private boolean anyNewAfter(Map<String, Claim> claims, int position, int limit) {

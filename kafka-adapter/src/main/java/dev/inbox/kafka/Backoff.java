@@ -18,7 +18,13 @@ record Backoff(Duration initial, Duration max) {
 
   Duration after(int attempts) {
     int doublings = Math.max(0, Math.min(attempts - 1, 30));
-    long millis = initial.toMillis() << doublings;
-    return millis <= 0 || millis > max.toMillis() ? max : Duration.ofMillis(millis);
+    Duration pause;
+    try {
+      // In nanoseconds, so that a zero or sub-millisecond initial pause stays what it is.
+      pause = Duration.ofNanos(Math.multiplyExact(initial.toNanos(), 1L << doublings));
+    } catch (ArithmeticException overflow) {
+      return max;
+    }
+    return pause.compareTo(max) > 0 ? max : pause;
   }
 }

@@ -132,7 +132,10 @@ public final class InboxKafkaConsumer<K, V> implements AutoCloseable {
     this.consumer = builder.consumerFactory.apply(properties);
     this.closer = new ConsumerCloser(properties);
     this.topics = builder.topics;
-    this.topicPattern = builder.topicPattern;
+    this.topicPattern =
+        builder.topicPattern != null && builder.defaultDeadLetterTopic
+            ? withoutDeadLetterTopics(builder.topicPattern)
+            : builder.topicPattern;
     this.typed = new TypedRecords<>(builder.keyDeserializer, builder.valueDeserializer);
     this.listener = Listeners.nonThrowing(KafkaConsumerListener.class, builder.listener);
     if (builder.clientMetricsRegistry != null) {
@@ -302,6 +305,22 @@ public final class InboxKafkaConsumer<K, V> implements AutoCloseable {
       shutdown(failed);
     }
     return failed;
+  }
+
+  /**
+   * The pattern, except for the names it matches followed by {@code .DLT}: a pattern such as {@code
+   * payments.*} matches its own dead-letter topics, whose letters it would dead-letter again, to
+   * {@code payments.DLT.DLT} and on, one new topic at a time.
+   */
+  static Pattern withoutDeadLetterTopics(Pattern pattern) {
+    String subscribed = "(?:" + pattern.pattern() + ")";
+    return Pattern.compile(
+        "(?!"
+            + subscribed
+            + Pattern.quote(KafkaDeadLetterPublisher.defaultTopic(""))
+            + "$)"
+            + subscribed,
+        pattern.flags());
   }
 
   private void subscribe() {
@@ -528,6 +547,7 @@ public final class InboxKafkaConsumer<K, V> implements AutoCloseable {
     private RecordHandler<K, V> handler;
     private NewRecordsHandler<K, V> newRecordsHandler;
     private Function<String, String> deadLetterTopic = KafkaDeadLetterPublisher::defaultTopic;
+    private boolean defaultDeadLetterTopic = true;
     private Producer<byte[], byte[]> deadLetterProducer;
     private Map<String, Object> deadLetterProducerProperties = Map.of();
     private boolean fingerprintPayloads = true;
@@ -567,6 +587,10 @@ public final class InboxKafkaConsumer<K, V> implements AutoCloseable {
       return this;
     }
 
+    /**
+     * Subscribes to every topic the pattern matches, except, with the default {@link
+     * #deadLetterTopic} naming, the dead-letter topics of those ({@code <topic>.DLT}).
+     */
     public Builder<K, V> topicPattern(Pattern pattern) {
       this.topicPattern = Objects.requireNonNull(pattern, "pattern");
       this.topics = null;
@@ -605,9 +629,15 @@ public final class InboxKafkaConsumer<K, V> implements AutoCloseable {
       return this;
     }
 
-    /** Names the dead-letter topic of a topic; defaults to {@code <topic>.DLT}. */
+    /**
+     * Names the dead-letter topic of a topic; defaults to {@code <topic>.DLT}. With the default, a
+     * {@link #topicPattern} never subscribes to the dead-letter topics of what it matches; with a
+     * naming of your own, keep the pattern from matching the names it makes, or the consumer reads
+     * its own dead letters back.
+     */
     public Builder<K, V> deadLetterTopic(Function<String, String> naming) {
       this.deadLetterTopic = Objects.requireNonNull(naming, "naming");
+      this.defaultDeadLetterTopic = false;
       return this;
     }
 
