@@ -86,6 +86,29 @@ class InboxCliTest {
     app.close();
   }
 
+  /**
+   * {@code --lock-timeout} may be as long as the operator needs: a minute is accepted and the
+   * release runs (the settings' lease, which the CLI never takes, is made longer than the wait, not
+   * refused as bad usage).
+   */
+  @Test
+  void a_lock_timeout_of_a_minute_is_accepted_and_the_release_runs() {
+    CliRun run =
+        CliRun.run(
+            connection(),
+            "release",
+            "--lock-timeout",
+            "60s",
+            "--reason",
+            "INC-1",
+            "payments",
+            "pay-unknown");
+
+    // The key has no record: the release runs and answers "not found", exit 3.
+    assertThat(run.exitCode()).as(run.toString()).isEqualTo(InboxCli.EXIT_REFUSED);
+    assertThat(run.err()).doesNotContain("leaseDuration");
+  }
+
   private List<String> connection() {
     TestDatabase db = TestDatabase.shared();
     List<String> options = new ArrayList<>(List.of("--url", db.jdbcUrl(), "--schema", schema));
