@@ -144,11 +144,18 @@ public interface Inbox extends AutoCloseable {
   void complete(Connection transaction, Claim claim, StoredResult result);
 
   /**
-   * Counts a failed attempt of a {@code NEW} claim whose transaction the caller rolled back, in a
-   * short transaction of its own, so that a poison message reaches {@code GAVE_UP}. The key keeps
-   * the claim's fingerprint: a retry with another request is a {@code MISMATCH}.
+   * Counts a failed attempt of a {@code NEW} claim whose transaction the caller rolled back, so
+   * that a poison message reaches {@code GAVE_UP}: on {@code connection}, the one that rolled back
+   * typically, in a short transaction of its own that this method commits (a connection in
+   * auto-commit mode is left in it). No second connection is taken, so a caller holding the last
+   * one of its pool cannot wait for it. The key keeps the claim's fingerprint: a retry with another
+   * request is a {@code MISMATCH}. Best effort: a count the database refuses is logged, and the key
+   * gets one more attempt.
+   *
+   * @throws IllegalStateException when {@code connection} is still inside a transaction (its commit
+   *     would commit that work too): roll it back first
    */
-  void recordFailure(Claim claim, String error);
+  void recordFailure(Connection connection, Claim claim, String error);
 
   /** The leased mode: claims that commit at once, with a lease and a fencing token. */
   Leases leases();

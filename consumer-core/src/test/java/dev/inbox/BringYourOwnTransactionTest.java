@@ -104,9 +104,9 @@ class BringYourOwnTransactionTest extends InboxTestSupport {
       claim = inbox.claim(tx, "orders", "o-3", null);
       effect(tx, "orders", "o-3", 1);
       tx.rollback();
+      assertThat(inbox.admin().find("orders", "o-3")).isEmpty();
+      inbox.recordFailure(tx, claim, "validation failed");
     }
-    assertThat(inbox.admin().find("orders", "o-3")).isEmpty();
-    inbox.recordFailure(claim, "validation failed");
     try (Connection tx = dataSource.getConnection()) {
       tx.setAutoCommit(false);
       assertThat(inbox.claim(tx, "orders", "o-3", null).outcome()).isEqualTo(ClaimOutcome.GAVE_UP);

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.inbox.spi.CallerTransactions;
 import dev.inbox.spi.InboxListener;
 import dev.inbox.testing.TestDataSources;
 import dev.inbox.testing.TestDatabase;
@@ -16,13 +17,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.Disabled;
+import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
 
 /**
  * Review of the engine consolidation (e237093..engine): scenarios that lose or double an effect,
- * report a wrong outcome, or count a wrong metric. A test marked {@code @Disabled("defect: ...")}
- * states the behaviour the library should have and fails on the engine branch.
+ * report a wrong outcome, or count a wrong metric.
  */
 class EngineReviewTest extends InboxTestSupport {
   private static final String SCOPE = "review";
@@ -97,45 +97,89 @@ class EngineReviewTest extends InboxTestSupport {
   }
 
   /**
-   * Joined execute() whose handler fails counts the attempt on a second connection of the same pool
-   * while the caller still holds its own. With every connection held by callers (here a pool of
-   * one) the count waits for the pool's connectionTimeout (30 s by default) and is then dropped:
-   * the key keeps no FAILED record, so maxAttempts never bites.
+   * Joined execute() whose handler fails must count the attempt outside the caller's transaction.
+   * Counted on a second connection of the same pool while the caller still held its own, with every
+   * connection held by callers (here a pool of one) the count waited for the pool's
+   * connectionTimeout and was then dropped: the key kept no FAILED record, so maxAttempts never
+   * bit. A caller that runs work after its transaction ends (as Spring's does) gets the attempt
+   * counted there, on its own connection.
    */
-  @Disabled(
-      "defect: in the caller's transaction a failed attempt is counted on a second pool"
-          + " connection; an exhausted pool stalls for connectionTimeout and drops the count")
   @Test
   void joined_failure_is_counted_when_the_pool_is_exhausted_by_callers() throws Exception {
     try (HikariDataSource onlyOne = TestDataSources.pool(1)) {
       onlyOne.getHikariConfigMXBean().setConnectionTimeout(500);
       inbox().migrate();
-      Connection[] bound = new Connection[1];
+      AfterTransaction caller = new AfterTransaction();
       Inbox joining =
           Inbox.builder()
               .dataSource(onlyOne)
-              .settings(settings().build())
-              .callerTransactions(() -> bound[0])
+              .settings(settings().maxAttempts(2).build())
+              .callerTransactions(caller)
               .build();
       inboxes.add(joining);
-      try (Connection caller = onlyOne.getConnection()) {
-        caller.setAutoCommit(false);
-        bound[0] = caller;
-        assertThatThrownBy(
-                () ->
-                    joining.execute(
-                        SCOPE,
-                        "k-pool",
-                        tx -> {
-                          throw new IllegalStateException("card declined");
-                        }))
-            .isInstanceOf(HandlerFailedException.class);
-        caller.commit();
-        caller.setAutoCommit(true);
+      for (int attempt = 1; attempt <= 2; attempt++) {
+        try (Connection connection = onlyOne.getConnection()) {
+          connection.setAutoCommit(false);
+          caller.begin(connection);
+          assertThatThrownBy(
+                  () ->
+                      joining.execute(
+                          SCOPE,
+                          "k-pool",
+                          tx -> {
+                            effect(tx, SCOPE, "k-pool", 1);
+                            throw new IllegalStateException("card declined");
+                          }))
+              .isInstanceOf(HandlerFailedException.class);
+          caller.rollback();
+          connection.setAutoCommit(true);
+        }
+        InboxRecord record = inbox().admin().find(SCOPE, "k-pool").orElse(null);
+        assertThat(record).as("failed attempt %d was counted", attempt).isNotNull();
+        assertThat(record.attempts()).isEqualTo(attempt);
       }
-      InboxRecord record = inbox().admin().find(SCOPE, "k-pool").orElse(null);
-      assertThat(record).as("the failed attempt was counted").isNotNull();
-      assertThat(record.attempts()).isEqualTo(1);
+      try (Connection connection = onlyOne.getConnection()) {
+        connection.setAutoCommit(false);
+        caller.begin(connection);
+        assertThat(joining.execute(SCOPE, "k-pool", tx -> null).outcome())
+            .as("after maxAttempts counted failures")
+            .isEqualTo(ClaimOutcome.GAVE_UP);
+        caller.rollback();
+        connection.setAutoCommit(true);
+      }
+      assertThat(effects("k-pool")).isZero();
+    }
+  }
+
+  /**
+   * A caller's transaction as a framework would hold it: bound to the thread, and running the work
+   * registered with it once it has rolled back, on its connection.
+   */
+  private static final class AfterTransaction implements CallerTransactions {
+    private Connection connection;
+    private final List<Consumer<Connection>> afterwards = new ArrayList<>();
+
+    void begin(Connection connection) {
+      this.connection = connection;
+    }
+
+    void rollback() throws SQLException {
+      connection.rollback();
+      Connection ended = connection;
+      connection = null;
+      afterwards.forEach(work -> work.accept(ended));
+      afterwards.clear();
+    }
+
+    @Override
+    public Connection current() {
+      return connection;
+    }
+
+    @Override
+    public boolean runAfterTransaction(Consumer<Connection> work) {
+      afterwards.add(work);
+      return true;
     }
   }
 

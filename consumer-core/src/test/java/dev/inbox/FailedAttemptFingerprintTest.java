@@ -39,7 +39,7 @@ class FailedAttemptFingerprintTest extends InboxTestSupport {
       Claim first = inbox.claim(tx, "api", "c-1", REQUEST_A);
       assertThat(first.outcome()).isEqualTo(ClaimOutcome.NEW);
       tx.rollback();
-      inbox.recordFailure(first, "the handler threw");
+      inbox.recordFailure(tx, first, "the handler threw");
 
       assertThat(inbox.claim(tx, "api", "c-1", REQUEST_B).outcome())
           .as("a retry with another request")

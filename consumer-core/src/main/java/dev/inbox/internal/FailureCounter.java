@@ -13,7 +13,8 @@ import org.slf4j.LoggerFactory;
  * Counts a failed attempt in a short transaction of its own, after the attempt's transaction rolled
  * back or its connection was aborted, and keeps the attempt's fingerprint on the key, so that a
  * retry with another request is a mismatch. Best effort: when it cannot be written, the key simply
- * gets one more attempt than configured.
+ * gets one more attempt than configured. Written on a connection of its own ({@link #count}) or on
+ * one whose transaction has ended ({@link #countOn}).
  */
 final class FailureCounter {
   private static final Logger log = LoggerFactory.getLogger(FailureCounter.class);
@@ -30,31 +31,88 @@ final class FailureCounter {
     this.rollbackWait = rollbackWait;
   }
 
+  /** Counts on a connection of the data source's own. */
   void count(Claim claim, byte[] fingerprint, String error) {
     Connection connection = null;
     try {
       connection = Transactions.begin(dataSource);
-      claimer.configureTransaction(connection);
-      try (PreparedStatement ps = connection.prepareStatement(sql.recordFailure)) {
-        ps.setString(1, claim.scope());
-        ps.setString(2, claim.key());
-        ps.setBytes(3, fingerprint);
-        ps.setInt(4, Math.max(1, claim.attempts()));
-        ps.setString(5, FailureText.storable(error));
-        ps.executeUpdate();
-      }
-      Transactions.commit(connection);
+      write(connection, claim, fingerprint, error);
     } catch (SQLException e) {
       if (connection != null) {
         Transactions.rollbackQuietly(connection, e, rollbackWait);
       }
-      log.warn(
-          "could not count the failed attempt of key '{}' in scope '{}': {}",
-          claim.key(),
-          claim.scope(),
-          e.toString());
+      warn(claim, e);
     } finally {
       Transactions.endQuietly(connection);
     }
+  }
+
+  /**
+   * Counts on a connection whose transaction has ended (the one that rolled back, typically), in a
+   * transaction of its own that it commits; the connection's auto-commit mode is left as it was
+   * found. Needs no second connection, so it cannot wait for a pool that its caller exhausted.
+   *
+   * @throws IllegalStateException when the connection still holds a transaction, whose work the
+   *     count's commit would commit
+   */
+  void countOn(Connection connection, Claim claim, byte[] fingerprint, String error) {
+    boolean autoCommit;
+    try {
+      autoCommit = connection.getAutoCommit();
+      if (!autoCommit) {
+        Transactions.requireNoTransaction(connection);
+      }
+    } catch (SQLException e) {
+      warn(claim, e);
+      return;
+    }
+    try {
+      if (autoCommit) {
+        connection.setAutoCommit(false);
+      }
+      write(connection, claim, fingerprint, error);
+    } catch (SQLException e) {
+      Transactions.rollbackQuietly(connection, e, rollbackWait);
+      warn(claim, e);
+    } finally {
+      if (autoCommit) {
+        restoreAutoCommit(connection);
+      }
+    }
+  }
+
+  /**
+   * The count's transaction on a connection with auto-commit off: configured, written, committed.
+   */
+  private void write(Connection connection, Claim claim, byte[] fingerprint, String error)
+      throws SQLException {
+    claimer.configureTransaction(connection);
+    try (PreparedStatement ps = connection.prepareStatement(sql.recordFailure)) {
+      ps.setString(1, claim.scope());
+      ps.setString(2, claim.key());
+      ps.setBytes(3, fingerprint);
+      ps.setInt(4, Math.max(1, claim.attempts()));
+      ps.setString(5, FailureText.storable(error));
+      ps.executeUpdate();
+    }
+    Transactions.commit(connection);
+  }
+
+  private static void restoreAutoCommit(Connection connection) {
+    try {
+      if (!connection.isClosed()) {
+        connection.setAutoCommit(true);
+      }
+    } catch (SQLException e) {
+      log.debug("restoring auto-commit after counting a failed attempt failed", e);
+    }
+  }
+
+  private static void warn(Claim claim, SQLException e) {
+    log.warn(
+        "could not count the failed attempt of key '{}' in scope '{}': {}",
+        claim.key(),
+        claim.scope(),
+        e.toString());
   }
 }

@@ -235,7 +235,7 @@ public final class PostgresInbox implements Inbox {
       try {
         result = runHandler(scope, key, transaction, savepoint, handler);
       } catch (CountedFailure counted) {
-        failures.count(claim, request.fingerprint(), String.valueOf(counted.cause));
+        countAfterCallersTransaction(claim, request.fingerprint(), String.valueOf(counted.cause));
         throw new HandlerFailedException(scope, key, claim.attempts(), counted.cause);
       }
       storeResult(transaction, claim, result);
@@ -535,9 +535,30 @@ public final class PostgresInbox implements Inbox {
   }
 
   @Override
-  public void recordFailure(Claim claim, String error) {
+  public void recordFailure(Connection connection, Claim claim, String error) {
+    Objects.requireNonNull(connection, "connection");
     requireNew(claim);
-    failures.count(claim, claim.fingerprint(), error);
+    failures.countOn(connection, claim, claim.fingerprint(), error);
+  }
+
+  /**
+   * A joined attempt's failure must outlive the caller's rollback. Counted on the caller's own
+   * connection once its transaction ends, where the caller can arrange it: a second connection
+   * taken meanwhile could wait for a pool that the callers hold entirely, and then be dropped.
+   */
+  private void countAfterCallersTransaction(Claim claim, byte[] fingerprint, String error) {
+    boolean deferred =
+        callerTransactions.runAfterTransaction(
+            connection -> {
+              try {
+                failures.countOn(connection, claim, fingerprint, error);
+              } catch (IllegalStateException stillInATransaction) {
+                failures.count(claim, fingerprint, error);
+              }
+            });
+    if (!deferred) {
+      failures.count(claim, fingerprint, error);
+    }
   }
 
   @Override

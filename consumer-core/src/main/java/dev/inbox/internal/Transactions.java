@@ -9,6 +9,8 @@ import java.sql.Savepoint;
 import java.time.Duration;
 import java.util.concurrent.Executor;
 import javax.sql.DataSource;
+import org.postgresql.core.BaseConnection;
+import org.postgresql.core.TransactionState;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -142,6 +144,29 @@ final class Transactions {
   static void requireNotAborted(Connection connection, String explanation) throws SQLException {
     if (isAborted(connection)) {
       throw new SQLException(explanation, SqlStates.IN_FAILED_SQL_TRANSACTION);
+    }
+  }
+
+  /**
+   * Throws when a connection with auto-commit off is inside a transaction (a statement ran since
+   * its last commit or rollback), which a commit of the inbox's would commit with it. pgjdbc knows
+   * it from the server's last reply, without a round trip.
+   *
+   * @throws IllegalStateException when it is, or when the connection does not unwrap to pgjdbc and
+   *     so cannot tell
+   */
+  static void requireNoTransaction(Connection connection) throws SQLException {
+    if (!connection.isWrapperFor(BaseConnection.class)) {
+      throw new IllegalStateException(
+          "cannot tell whether the connection still holds a transaction: it does not unwrap to"
+              + " pgjdbc's BaseConnection");
+    }
+    TransactionState state = connection.unwrap(BaseConnection.class).getTransactionState();
+    if (state != TransactionState.IDLE) {
+      throw new IllegalStateException(
+          "the connection still holds a transaction ("
+              + state
+              + "), which counting the failed attempt would commit with it; roll it back first");
     }
   }
 

@@ -2,6 +2,7 @@ package dev.inbox.spi;
 
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.util.function.Consumer;
 
 /**
  * Tells the inbox whether the calling thread already holds a database transaction that the inbox
@@ -16,13 +17,17 @@ import java.sql.SQLException;
  * connection. The caller's commit then commits the key with the writes; its rollback leaves the key
  * as it was. When it returns null, the inbox begins a transaction of its own on its data source.
  *
- * <p>A failed attempt is counted on a second connection of the inbox's data source while the caller
- * still holds its own, so that the count survives the caller's rollback: size the pool for one
- * connection more than the callers that can fail at the same time. With none free, the count waits
- * for the pool's connection timeout and is then dropped (logged), and the key gets one more attempt
- * than {@code maxAttempts}. The handler runs on the caller's connection behind a guard that refuses
- * {@code commit()}, {@code rollback()} and {@code close()}: the caller ends its transaction. A
- * handler whose failure breaks the connection gets it aborted, as the inbox does with its own.
+ * <p>A failed attempt must be counted outside the caller's transaction, so that the count survives
+ * the caller's rollback. An implementation that can run work once the caller's transaction has
+ * ended ({@link #runAfterTransaction}; Spring's does) gets it counted there, on the caller's own
+ * connection, in a short transaction of its own: no second connection is needed. Otherwise the
+ * count takes a second connection of the inbox's data source while the caller still holds its own:
+ * size the pool for one connection more than the callers that can fail at the same time, since with
+ * none free the count waits for the pool's connection timeout and is then dropped (logged), and the
+ * key gets one more attempt than {@code maxAttempts}. The handler runs on the caller's connection
+ * behind a guard that refuses {@code commit()}, {@code rollback()} and {@code close()}: the caller
+ * ends its transaction. A handler whose failure breaks the connection gets it aborted, as the inbox
+ * does with its own.
  */
 @FunctionalInterface
 public interface CallerTransactions {
@@ -35,4 +40,14 @@ public interface CallerTransactions {
    * reach the inbox's database, with auto-commit off.
    */
   Connection current() throws SQLException;
+
+  /**
+   * Runs {@code work} on the connection of the calling thread's transaction once that transaction
+   * has ended, committed or rolled back, before the connection goes back to its pool; the work
+   * commits what it writes itself. Returns false, having arranged nothing, when this implementation
+   * cannot (the default), and the inbox then uses a connection of its own.
+   */
+  default boolean runAfterTransaction(Consumer<Connection> work) {
+    return false;
+  }
 }

@@ -4,8 +4,10 @@ import dev.inbox.spi.CallerTransactions;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.Objects;
+import java.util.function.Consumer;
 import javax.sql.DataSource;
 import org.springframework.jdbc.datasource.ConnectionHolder;
+import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 
 /**
@@ -20,6 +22,10 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * the inbox begins a transaction of its own. It never asks {@code DataSourceUtils} for a
  * connection, since outside a transaction that would hand out an auto-commit connection and bind it
  * to the thread.
+ *
+ * <p>Work to run after the transaction ({@link #runAfterTransaction}: the count of a failed
+ * attempt) runs in the transaction's {@code afterCompletion}, which Spring's transaction managers
+ * call after the commit or rollback and before they hand the connection back to the pool.
  */
 public final class SpringCallerTransactions implements CallerTransactions {
   private final DataSource dataSource;
@@ -42,5 +48,27 @@ public final class SpringCallerTransactions implements CallerTransactions {
     // Inside another manager's transaction (Kafka's, say) JdbcTemplate binds an auto-commit
     // connection to the data source: that one holds no transaction to join.
     return connection.getAutoCommit() ? null : connection;
+  }
+
+  @Override
+  public boolean runAfterTransaction(Consumer<Connection> work) {
+    Objects.requireNonNull(work, "work must not be null");
+    Connection connection;
+    try {
+      connection = current();
+    } catch (SQLException e) {
+      return false;
+    }
+    if (connection == null || !TransactionSynchronizationManager.isSynchronizationActive()) {
+      return false;
+    }
+    TransactionSynchronizationManager.registerSynchronization(
+        new TransactionSynchronization() {
+          @Override
+          public void afterCompletion(int status) {
+            work.accept(connection);
+          }
+        });
+    return true;
   }
 }

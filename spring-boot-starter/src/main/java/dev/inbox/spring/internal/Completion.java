@@ -89,13 +89,13 @@ final class Completion implements TransactionSynchronization {
     String error =
         failure == null ? "the listener's transaction rolled back" : String.valueOf(failure);
     if (!delivery.batch()) {
-      inbox.recordFailure(claims.get(0), error);
+      inbox.recordFailure(transaction, claims.get(0), error);
       return;
     }
     int failed = failure == null ? -1 : delivery.failedIndex(failure, deliveryIndexOfArgument);
     int argument = failed < 0 ? -1 : Arrays.binarySearch(deliveryIndexOfArgument, failed);
     if (argument >= 0) {
-      inbox.recordFailure(claims.get(argument), error);
+      inbox.recordFailure(transaction, claims.get(argument), error);
     } else {
       log.debug(
           "batch in scope '{}' rolled back without naming its failing message; no attempt counted",

@@ -36,12 +36,12 @@ import org.springframework.transaction.interceptor.TransactionAspectSupport;
 /**
  * What a RabbitMQ message's key is, and when its message counts as handled. The {@code
  * idempotency-key} header arrives as Spring AMQP's message properties converter left it: a header
- * sent as an AMQP byte array stays a {@code byte[]} (once read with {@code toString()}, its identity
- * "[B@1b2c3d", a new key at every delivery), one sent as a string is decoded leniently (invalid bytes
- * become U+FFFD, so two different keys could become one); the key must come from the bytes, strictly.
- * A listener whose transaction rolls back without an exception (rollback-only) has not handled its
- * message, and one that throws a checked exception (which Spring's default rollback rule commits)
- * must not commit its key: in both cases the message comes back.
+ * sent as an AMQP byte array stays a {@code byte[]} (once read with {@code toString()}, its
+ * identity "[B@1b2c3d", a new key at every delivery), one sent as a string is decoded leniently
+ * (invalid bytes become U+FFFD, so two different keys could become one); the key must come from the
+ * bytes, strictly. A listener whose transaction rolls back without an exception (rollback-only) has
+ * not handled its message, and one that throws a checked exception (which Spring's default rollback
+ * rule commits) must not commit its key: in both cases the message comes back.
  */
 @SpringBootTest(
     classes = {
