@@ -4,6 +4,7 @@ import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.inbox.spi.BatchClaims;
 import dev.inbox.testing.TestDataSources;
 import java.lang.reflect.InvocationHandler;
 import java.lang.reflect.InvocationTargetException;
@@ -273,5 +274,45 @@ class RoundTripTest extends InboxTestSupport {
               assertThat(claim.outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
             });
     assertThat(parts).containsExactly(1);
+  }
+
+  /**
+   * A batch claimed on the caller's transaction ({@link dev.inbox.spi.BatchClaims}): the savepoint
+   * with the lock timeout, the claim of all keys, the classification of the keys it did not insert
+   * (only when there are some), the release: the same round trips for 50 keys as for two.
+   */
+  @Test
+  void a_joined_batch_claim_is_a_few_round_trips_whatever_its_size() throws Exception {
+    for (int i = 0; i < 10; i++) {
+      inbox.execute("s", "settled-" + i, tx -> null);
+    }
+    BatchClaims claims = BatchClaims.of(inbox);
+    List<Integer> parts =
+        roundTripsOnCallersTransaction(
+            (caller, key, lap) -> {
+              List<String> fresh = new ArrayList<>();
+              for (int i = 0; i < 50; i++) {
+                fresh.add(key + "-" + i);
+              }
+              List<Claim> answers = claims.claimAll(caller, "s", fresh, null);
+              lap.run();
+              assertThat(answers).extracting(Claim::outcome).containsOnly(ClaimOutcome.NEW);
+              List<String> mixed = new ArrayList<>();
+              for (int i = 0; i < 10; i++) {
+                mixed.add("settled-" + i);
+                mixed.add(key + "-again-" + i);
+              }
+              answers = claims.claimAll(caller, "s", mixed, null);
+              lap.run();
+              assertThat(answers)
+                  .extracting(Claim::outcome)
+                  .containsExactlyElementsOf(
+                      java.util.stream.IntStream.range(0, 20)
+                          .mapToObj(i -> i % 2 == 0 ? ClaimOutcome.DUPLICATE : ClaimOutcome.NEW)
+                          .toList());
+            });
+    assertThat(parts)
+        .as("50 new keys; then 10 new and 10 settled, classified in one more")
+        .containsExactly(3, 4);
   }
 }

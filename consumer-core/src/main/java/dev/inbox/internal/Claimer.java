@@ -408,7 +408,61 @@ final class Claimer {
    */
   private Claim claimJoinedStepByStep(Connection connection, String scope, Request request)
       throws SQLException {
-    String callersLockTimeout;
+    String callersLockTimeout = joinedSavepoint(connection);
+    try {
+      Claim claim =
+          claim(connection, scope, List.of(request), null, RecordState.COMPLETED)
+              .get(request.key());
+      releaseJoinedSavepoint(connection, callersLockTimeout);
+      return claim;
+    } catch (SQLException e) {
+      rollBackJoinedSavepoint(connection, e);
+      if (SqlStates.isLockTimeout(e)) {
+        return lockedElsewhere(scope, request.key());
+      }
+      throw e;
+    }
+  }
+
+  /**
+   * Claims distinct keys in a transaction the caller owns, as {@link #claimInCallersTransaction}
+   * claims one, all under one savepoint and the inbox's lock timeout: three round trips whatever
+   * their number (the savepoint with the lock timeout, the claim's rounds, the release with the
+   * caller's lock timeout set back), where one key at a time costs one each. When a key stays
+   * locked past the lock timeout (or, partitioned, turns up committed in another generation), all
+   * are rolled back to the savepoint and claimed one at a time, so that the held key answers
+   * IN_PROGRESS and the others are claimed. The caller's transaction and lock_timeout are as they
+   * were either way.
+   */
+  Map<String, Claim> claimAllInCallersTransaction(
+      Connection connection, String scope, List<Request> requests) throws SQLException {
+    if (requests.size() == 1) {
+      Request request = requests.get(0);
+      return Map.of(request.key(), claimInCallersTransaction(connection, scope, request));
+    }
+    String callersLockTimeout = joinedSavepoint(connection);
+    try {
+      Map<String, Claim> claims = claim(connection, scope, requests, null, RecordState.COMPLETED);
+      releaseJoinedSavepoint(connection, callersLockTimeout);
+      return claims;
+    } catch (SQLException e) {
+      rollBackJoinedSavepoint(connection, e);
+      if (!SqlStates.isLockTimeout(e) && !isKeyInOtherGeneration(e)) {
+        throw e;
+      }
+    }
+    Map<String, Claim> claims = new HashMap<>();
+    for (Request request : requests) {
+      claims.put(request.key(), claimInCallersTransaction(connection, scope, request));
+    }
+    return claims;
+  }
+
+  /**
+   * Takes the joined claim's savepoint and sets the inbox's lock timeout inside it (rolling back to
+   * the savepoint restores the caller's), in one round trip; returns the caller's lock timeout.
+   */
+  private String joinedSavepoint(Connection connection) throws SQLException {
     try (Statement statement = connection.createStatement()) {
       statement.execute(
           "SAVEPOINT "
@@ -418,34 +472,30 @@ final class Claimer {
               + "ms', true)");
       try (ResultSet rs = currentResultSet(statement)) {
         rs.next();
-        callersLockTimeout = rs.getString(1);
+        return rs.getString(1);
       }
     }
-    try {
-      Claim claim =
-          claim(connection, scope, List.of(request), null, RecordState.COMPLETED)
-              .get(request.key());
-      try (PreparedStatement release =
-          connection.prepareStatement(
-              "RELEASE SAVEPOINT "
-                  + CALLER_SAVEPOINT
-                  + "; SELECT set_config('lock_timeout', ?, true)")) {
-        release.setString(1, callersLockTimeout);
-        release.execute();
-      }
-      return claim;
-    } catch (SQLException e) {
-      return afterFailedJoinedClaim(connection, scope, request, e);
+  }
+
+  /** Releases the joined claim's savepoint and sets the caller's lock timeout back. */
+  private static void releaseJoinedSavepoint(Connection connection, String callersLockTimeout)
+      throws SQLException {
+    try (PreparedStatement release =
+        connection.prepareStatement(
+            "RELEASE SAVEPOINT "
+                + CALLER_SAVEPOINT
+                + "; SELECT set_config('lock_timeout', ?, true)")) {
+      release.setString(1, callersLockTimeout);
+      release.execute();
     }
   }
 
   /**
    * Rolls back to the joined claim's savepoint and releases it, in one round trip: the caller's
-   * transaction and lock_timeout are as they were. A lock timeout answers IN_PROGRESS; any other
-   * failure is thrown, with a failed rollback suppressed in it.
+   * transaction and lock_timeout are as they were. A failed rollback is suppressed in {@code
+   * failure}, which is then thrown.
    */
-  private Claim afterFailedJoinedClaim(
-      Connection connection, String scope, Request request, SQLException failure)
+  private static void rollBackJoinedSavepoint(Connection connection, SQLException failure)
       throws SQLException {
     try (Statement statement = connection.createStatement()) {
       statement.execute(
@@ -454,6 +504,16 @@ final class Claimer {
       failure.addSuppressed(e);
       throw failure;
     }
+  }
+
+  /**
+   * After a failed one-round-trip joined claim (its savepoint still taken): rolls back to the
+   * savepoint. A lock timeout answers IN_PROGRESS; any other failure is thrown.
+   */
+  private Claim afterFailedJoinedClaim(
+      Connection connection, String scope, Request request, SQLException failure)
+      throws SQLException {
+    rollBackJoinedSavepoint(connection, failure);
     if (SqlStates.isLockTimeout(failure)) {
       return lockedElsewhere(scope, request.key());
     }

@@ -19,15 +19,22 @@ import dev.inbox.RecordState;
 import dev.inbox.StoredResult;
 import dev.inbox.TransactionalHandler;
 import dev.inbox.TransientFailures;
+import dev.inbox.spi.BatchClaims;
 import dev.inbox.spi.CallerTransactions;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Savepoint;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -41,7 +48,7 @@ import org.slf4j.LoggerFactory;
  * path, claims the row itself. Joining the caller's transaction ({@link CallerTransactions}), it
  * works under a savepoint and never commits.
  */
-public final class PostgresInbox implements Inbox {
+public final class PostgresInbox implements Inbox, BatchClaims {
   private static final Logger log = LoggerFactory.getLogger(PostgresInbox.class);
   private static final int MAX_BATCH_RETRIES = 3;
 
@@ -479,6 +486,63 @@ public final class PostgresInbox implements Inbox {
       return claimInCallersTransaction(transaction, scope, new Claimer.Request(key, fingerprint));
     } catch (SQLException e) {
       throw new InboxDatabaseException(scope, key, "claim on the caller's transaction failed", e);
+    }
+  }
+
+  @Override
+  public List<Claim> claimAll(
+      Connection transaction, String scope, List<String> keys, List<byte[]> fingerprints) {
+    InboxKeys.validateScope(scope);
+    Objects.requireNonNull(keys, "keys");
+    if (fingerprints != null && fingerprints.size() != keys.size()) {
+      throw new IllegalArgumentException(
+          "fingerprints must have one entry per key: "
+              + fingerprints.size()
+              + " fingerprints for "
+              + keys.size()
+              + " keys");
+    }
+    // The first occurrence of each key, claimed together; a repeat reads what the first wrote.
+    Map<String, Claimer.Request> firsts = new LinkedHashMap<>();
+    boolean repeated = false;
+    for (int i = 0; i < keys.size(); i++) {
+      String key = keys.get(i);
+      InboxKeys.validateKey(key);
+      byte[] fingerprint = fingerprints == null ? null : fingerprints.get(i);
+      repeated |= firsts.putIfAbsent(key, new Claimer.Request(key, fingerprint)) != null;
+    }
+    if (firsts.isEmpty()) {
+      return List.of();
+    }
+    try {
+      requireTransaction(transaction);
+      long start = System.nanoTime();
+      Map<String, Claim> claims =
+          claimer.claimAllInCallersTransaction(transaction, scope, List.copyOf(firsts.values()));
+      settings.listener().claimLatency(scope, Claimer.since(start));
+      claims.values().stream()
+          .collect(Collectors.groupingBy(Claim::outcome, Collectors.counting()))
+          .forEach(
+              (outcome, count) -> settings.listener().claimed(scope, outcome, count.intValue()));
+      if (!repeated) {
+        return keys.stream().map(claims::get).toList();
+      }
+      Set<String> answered = new HashSet<>();
+      List<Claim> answers = new ArrayList<>(keys.size());
+      for (int i = 0; i < keys.size(); i++) {
+        String key = keys.get(i);
+        answers.add(
+            answered.add(key)
+                ? claims.get(key)
+                : claimInCallersTransaction(
+                    transaction,
+                    scope,
+                    new Claimer.Request(key, fingerprints == null ? null : fingerprints.get(i))));
+      }
+      return answers;
+    } catch (SQLException e) {
+      throw new InboxDatabaseException(
+          scope, null, "claim of a batch on the caller's transaction failed", e);
     }
   }
 

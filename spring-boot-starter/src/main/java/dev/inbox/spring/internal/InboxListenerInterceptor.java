@@ -4,6 +4,7 @@ import dev.inbox.Claim;
 import dev.inbox.ClaimOutcome;
 import dev.inbox.DeadLetterReason;
 import dev.inbox.Inbox;
+import dev.inbox.spi.BatchClaims;
 import dev.inbox.spi.CallerTransactions;
 import dev.inbox.spring.DeliveryRejectedException;
 import dev.inbox.spring.KeyInProgressException;
@@ -68,6 +69,7 @@ public final class InboxListenerInterceptor implements MethodInterceptor {
               + " JpaTransactionManager), so that its writes commit with the inbox key");
     }
     List<Delivery.Message> messages = delivery.messages();
+    Claim[] claimed = claimAll(inbox, transaction, delivery.scope(), messages);
     List<Claim> newClaims = new ArrayList<>();
     int[] newIndexes = new int[messages.size()];
     int[] duplicateIndexes = new int[messages.size()];
@@ -85,8 +87,7 @@ public final class InboxListenerInterceptor implements MethodInterceptor {
                 null,
                 "message " + i + " has no valid inbox key: " + message.invalidKey());
       } else {
-        Claim claim =
-            inbox.claim(transaction, delivery.scope(), message.key(), message.fingerprint());
+        Claim claim = claimed[i];
         refusal = refusal(claim);
         if (claim.outcome() == ClaimOutcome.NEW) {
           newIndexes[newClaims.size()] = i;
@@ -142,6 +143,34 @@ public final class InboxListenerInterceptor implements MethodInterceptor {
       completion.failedWith(failure);
       throw delivery.renumbered(failure, deliveryIndexOfArgument);
     }
+  }
+
+  /**
+   * Claims the key of every message that has a valid one, in one batch claim on the listener's
+   * transaction (a few round trips for the whole batch, not one per message); null for the others.
+   */
+  private static Claim[] claimAll(
+      Inbox inbox, Connection transaction, String scope, List<Delivery.Message> messages) {
+    List<String> keys = new ArrayList<>(messages.size());
+    List<byte[]> fingerprints = new ArrayList<>(messages.size());
+    for (Delivery.Message message : messages) {
+      if (message.invalidKey() == null) {
+        keys.add(message.key());
+        fingerprints.add(message.fingerprint());
+      }
+    }
+    Claim[] byMessage = new Claim[messages.size()];
+    if (keys.isEmpty()) {
+      return byMessage;
+    }
+    List<Claim> claims = BatchClaims.of(inbox).claimAll(transaction, scope, keys, fingerprints);
+    int next = 0;
+    for (int i = 0; i < messages.size(); i++) {
+      if (messages.get(i).invalidKey() == null) {
+        byMessage[i] = claims.get(next++);
+      }
+    }
+    return byMessage;
   }
 
   /**
