@@ -10,12 +10,13 @@ import org.springframework.context.annotation.Import;
 
 /**
  * The application each run boots: Boot's auto-configuration (DataSource, transaction manager,
- * Spring Kafka, and the inbox starter) and the {@link PaymentListener}. Its consumers report to the
- * run's {@link RunProgress}, a bean registered before the context refreshes.
+ * Spring Kafka, and the inbox starter) and the listener that {@code bench.listener} names ({@link
+ * PaymentListener}, {@link BatchPaymentListener}). Its consumers report to the run's {@link
+ * RunProgress}, a bean registered before the context refreshes.
  */
 @SpringBootConfiguration
 @EnableAutoConfiguration
-@Import(PaymentListener.class)
+@Import({PaymentWrites.class, PaymentListener.class, BatchPaymentListener.class})
 class BenchmarkApplication {
 
   @Bean

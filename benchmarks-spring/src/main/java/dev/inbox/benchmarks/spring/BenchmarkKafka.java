@@ -50,7 +50,7 @@ final class BenchmarkKafka {
 
   /**
    * Produces the workload in order, re-sends included, with the payment id as the record key and in
-   * the {@value PaymentListener#KEY_HEADER} header, and waits until every record is acknowledged.
+   * the {@value PaymentWrites#KEY_HEADER} header, and waits until every record is acknowledged.
    */
   void produce(String topic, Workload workload) {
     Map<String, Object> properties = new HashMap<>(kafka.producerConfig());
@@ -61,10 +61,10 @@ final class BenchmarkKafka {
     try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(properties)) {
       for (Workload.Payment payment : workload.messages) {
         ProducerRecord<String, byte[]> record =
-            new ProducerRecord<>(topic, payment.id(), PaymentListener.body(payment));
+            new ProducerRecord<>(topic, payment.id(), PaymentWrites.body(payment));
         record
             .headers()
-            .add(PaymentListener.KEY_HEADER, payment.id().getBytes(StandardCharsets.UTF_8));
+            .add(PaymentWrites.KEY_HEADER, payment.id().getBytes(StandardCharsets.UTF_8));
         producer.send(record, (metadata, e) -> failure.compareAndSet(null, e));
       }
       producer.flush();

@@ -7,19 +7,17 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.header.Header;
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.jdbc.core.JdbcTemplate;
-import org.springframework.kafka.annotation.KafkaListener;
-import org.springframework.transaction.annotation.Transactional;
 
 /**
- * The listener a payments service would write: one record per call, in its own transaction, the
- * payment's INSERT and its account's UPDATE through JdbcTemplate.
+ * What the listeners write for a payment, as a payments service would: the payment's INSERT and its
+ * account's UPDATE through JdbcTemplate, in the listener's transaction.
  *
  * <p>With the starter's interception on ({@code inbox.listeners.enabled}), a re-send never reaches
- * this method. Without it, the method drops re-sends itself with an in-memory set, as the {@code
- * kafka} scenario's plain consumer does: the upper bound, since it stores no keys (and would forget
- * them on a restart). Only the container's one consumer thread calls it (concurrency 1).
+ * the listener. Without it, re-sends are dropped here with an in-memory set, as the {@code kafka}
+ * scenario's plain consumer does: the upper bound, since it stores no keys (and would forget them
+ * on a restart). Only the container's one consumer thread calls it (concurrency 1).
  */
-class PaymentListener {
+class PaymentWrites {
   /** The header that carries the payment id, as the starter's default key extractor reads it. */
   static final String KEY_HEADER = "idempotency-key";
 
@@ -28,7 +26,7 @@ class PaymentListener {
   private final String creditAccount;
   private final Set<String> seen;
 
-  PaymentListener(
+  PaymentWrites(
       JdbcTemplate jdbc,
       @Value("${inbox.schema}") String schema,
       @Value("${inbox.listeners.enabled}") boolean inbox) {
@@ -39,9 +37,8 @@ class PaymentListener {
     this.seen = inbox ? null : new HashSet<>();
   }
 
-  @Transactional
-  @KafkaListener(topics = "${bench.topic}")
-  public void onPayment(ConsumerRecord<String, byte[]> record) {
+  /** Writes the record's payment, unless plain has seen its id already. */
+  void apply(ConsumerRecord<String, byte[]> record) {
     Workload.Payment payment = payment(record);
     if (seen != null && !seen.add(payment.id())) {
       return;

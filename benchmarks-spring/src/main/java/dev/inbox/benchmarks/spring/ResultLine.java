@@ -10,7 +10,7 @@ import java.util.stream.Collectors;
  * {@code inbox} variant's {@code seconds}, {@code msgs_per_s} and {@code run_seconds}, the same of
  * {@code plain} prefixed {@code plain_}, {@code ratio} (of the median rates), {@code paired_ratio}
  * (the median over runs of plain's seconds over the inbox's, run i against run i), {@code target}
- * and {@code correct}.
+ * and {@code correct}; {@code listener} says which listener method both variants ran.
  */
 final class ResultLine {
   private final SpringKafkaScenario.Options options;
@@ -62,6 +62,8 @@ final class ResultLine {
         + field("duplicate_rate", decimal(options.duplicateRate(), 2))
         + ","
         + field("partitions", 1)
+        + ","
+        + string("listener", options.listener().label())
         + ","
         + field("runs", options.runs())
         + ","

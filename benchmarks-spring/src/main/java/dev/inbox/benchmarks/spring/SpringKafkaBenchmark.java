@@ -62,6 +62,30 @@ public final class SpringKafkaBenchmark implements Callable<Integer> {
       description = "Workload seed (default: ${DEFAULT-VALUE}).")
   long seed;
 
+  @Option(
+      names = "--listener",
+      defaultValue = "record",
+      converter = ListenerConverter.class,
+      description =
+          "The @KafkaListener both variants run: record (one record per call) or batch (a"
+              + " poll's records per call, batch = \"true\"); default: ${DEFAULT-VALUE}.")
+  SpringKafkaScenario.Listener listener;
+
+  /** {@code record} or {@code batch}, as the JSON line spells them. */
+  static final class ListenerConverter
+      implements CommandLine.ITypeConverter<SpringKafkaScenario.Listener> {
+    @Override
+    public SpringKafkaScenario.Listener convert(String value) {
+      for (SpringKafkaScenario.Listener listener : SpringKafkaScenario.Listener.values()) {
+        if (listener.label().equals(value)) {
+          return listener;
+        }
+      }
+      throw new CommandLine.TypeConversionException(
+          "--listener must be record or batch, not '" + value + "'");
+    }
+  }
+
   @Override
   public Integer call() throws Exception {
     if (runs < 1 || warmup < 0 || messages < 1 || duplicateRate < 0 || duplicateRate >= 1) {
@@ -82,7 +106,8 @@ public final class SpringKafkaBenchmark implements Callable<Integer> {
                 duplicateRate,
                 runs,
                 warmup,
-                seed),
+                seed,
+                listener),
             kafka);
     System.out.println(line);
     System.out.flush();

@@ -44,7 +44,21 @@ final class SpringKafkaScenario {
       double duplicateRate,
       int runs,
       int warmup,
-      long seed) {}
+      long seed,
+      Listener listener) {}
+
+  /**
+   * The listener method both variants run: one record per call ({@code record}), or a poll's
+   * records per call ({@code batch}), each in one transaction with the same writes per payment.
+   */
+  enum Listener {
+    RECORD,
+    BATCH;
+
+    String label() {
+      return name().toLowerCase(Locale.ROOT);
+    }
+  }
 
   /** One variant's timed runs, in order, and whether every one of them checked out. */
   record Runs(List<Double> seconds, boolean correct) {}
@@ -152,6 +166,7 @@ final class SpringKafkaScenario {
     properties.put("inbox.janitor-interval", "0s");
     properties.put("inbox.listeners.enabled", Boolean.toString(variant.equals("inbox")));
     properties.put("bench.topic", topic);
+    properties.put("bench.listener", options.listener().label());
     return new SpringApplicationBuilder(BenchmarkApplication.class)
         .web(WebApplicationType.NONE)
         .bannerMode(Banner.Mode.OFF)

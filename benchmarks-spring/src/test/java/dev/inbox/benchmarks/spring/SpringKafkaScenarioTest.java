@@ -4,7 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.inbox.testing.TestDatabase;
 import java.util.List;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DriverManagerDataSource;
 
@@ -16,9 +17,10 @@ import org.springframework.jdbc.datasource.DriverManagerDataSource;
 class SpringKafkaScenarioTest {
   private static final String SCHEMA = "bench_spring_kafka_test";
 
-  @Test
-  void one_pair_of_runs_applies_each_distinct_payment_exactly_once_in_both_variants()
-      throws Exception {
+  @ParameterizedTest
+  @EnumSource(SpringKafkaScenario.Listener.class)
+  void one_pair_of_runs_applies_each_distinct_payment_exactly_once_in_both_variants(
+      SpringKafkaScenario.Listener listener) throws Exception {
     TestDatabase db = TestDatabase.shared();
     BenchmarkKafka kafka = BenchmarkKafka.open(null);
     SpringKafkaScenario.Options options =
@@ -32,13 +34,15 @@ class SpringKafkaScenarioTest {
             0.2,
             1,
             0,
-            7);
+            7,
+            listener);
     ResultLine line = SpringKafkaScenario.run(options, kafka);
 
     assertThat(line.correct()).as(line.toString()).isTrue();
     assertThat(line.toString())
         .startsWith("{\"scenario\":\"spring-kafka\",")
-        .contains("\"paired_ratio\":", "\"target\":0.85", "\"correct\":true");
+        .contains("\"paired_ratio\":", "\"target\":0.85", "\"correct\":true")
+        .contains("\"listener\":\"" + listener.label() + "\"");
 
     Workload workload = new Workload(300, 0.2, 7);
     assertThat(workload.distinct).isEqualTo(240);
