@@ -4,6 +4,8 @@ import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.Delivery;
+import com.rabbitmq.client.Recoverable;
+import com.rabbitmq.client.ShutdownSignalException;
 import dev.inbox.BatchFailurePolicy;
 import dev.inbox.BatchHandler;
 import dev.inbox.BatchItem;
@@ -76,7 +78,8 @@ import org.slf4j.LoggerFactory;
  * stops the same way when the broker closes its channel (a channel error, such as {@code
  * PRECONDITION_FAILED} on a consumer acknowledgement timeout), with the {@link
  * com.rabbitmq.client.ShutdownSignalException} as the cause: automatic recovery reopens a lost
- * connection and the consumer with it, but never a channel the broker closed.
+ * connection and the consumer with it, but never a channel the broker closed; and so it also stops
+ * when it loses a connection without automatic recovery, or one the application closed.
  */
 public final class InboxRabbitConsumer implements AutoCloseable {
   /**
@@ -212,13 +215,23 @@ public final class InboxRabbitConsumer implements AutoCloseable {
               onCancel.accept(queue);
             },
             (tag, signal) -> {
-              // The client recovers a lost connection (a hard error) and this consumer with it, but
-              // never a channel the broker closed, on a channel error or a consumer timeout: no
-              // delivery would arrive again, so the consumer stops where it can be seen.
-              if (running && !signal.isHardError() && !signal.isInitiatedByApplication()) {
+              // No delivery would arrive again: the consumer stops where it can be seen.
+              if (running && !recoversFrom(signal)) {
                 stop(signal);
               }
             });
+  }
+
+  /**
+   * Whether the client will reopen what the signal closed, and this consumer with it: only a lost
+   * connection (a hard error the application did not initiate) with automatic recovery on. Never a
+   * channel the broker closed (a channel error, a consumer timeout), a connection without recovery,
+   * or what the application closed.
+   */
+  private boolean recoversFrom(ShutdownSignalException signal) {
+    return signal.isHardError()
+        && !signal.isInitiatedByApplication()
+        && connection instanceof Recoverable;
   }
 
   private void work() {

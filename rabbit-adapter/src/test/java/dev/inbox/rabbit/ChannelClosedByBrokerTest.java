@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assumptions.assumeThat;
 
 import com.rabbitmq.client.Connection;
+import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.ShutdownSignalException;
 import dev.inbox.testing.PaymentStream;
 import java.nio.charset.StandardCharsets;
@@ -75,6 +76,42 @@ class ChannelClosedByBrokerTest extends RabbitTestSupport {
     assertThat(consumer.failure()).isEmpty();
     assertThat(onFailure).isNotDone();
     assertExactlyOnceAndDrained(20, 20);
+  }
+
+  /**
+   * Without automatic recovery nothing reopens a lost connection: the consumer must stop visibly,
+   * as for a closed channel, instead of running on with no deliveries.
+   */
+  @Test
+  void theBrokerClosingAConnectionWithoutRecoveryStopsTheConsumerVisibly() throws Exception {
+    assumeThat(rabbit.isLocal()).as("rabbitmqctl reaches only the local broker").isTrue();
+    ConnectionFactory withoutRecovery = rabbit.connectionFactory();
+    withoutRecovery.setAutomaticRecoveryEnabled(false);
+    Connection consumerConnection =
+        withoutRecovery.newConnection("inbox-consumer-connection-unrecovered");
+    closeables.add(consumerConnection::abort);
+    CompletableFuture<Throwable> onFailure = new CompletableFuture<>();
+    InboxRabbitConsumer consumer =
+        started(
+            consumer(inbox(settings().build()), consumerConnection).onFailure(onFailure::complete));
+    publish(payments("before", 10));
+    await("10 effects", Duration.ofSeconds(30), () -> effects.count() == 10);
+
+    rabbitmqctl(
+        "close_connection",
+        connectionPid("inbox-consumer-connection-unrecovered"),
+        "closed by the test");
+
+    await(
+        "the consumer to stop after its unrecoverable connection closed",
+        Duration.ofSeconds(10),
+        () -> !consumer.isRunning());
+    assertThat(consumer.failure())
+        .get()
+        .isInstanceOfSatisfying(
+            ShutdownSignalException.class,
+            signal -> assertThat(signal.isHardError()).as("a connection error").isTrue());
+    assertThat(onFailure.get(10, TimeUnit.SECONDS)).isSameAs(consumer.failure().get());
   }
 
   private static List<PaymentStream.Message> payments(String prefix, int count) {
