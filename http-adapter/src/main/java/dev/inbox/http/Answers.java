@@ -54,7 +54,6 @@ final class Answers {
           Optional.of(
               problem(
                   RequestOutcome.MISMATCH,
-                  422,
                   "idempotency-key-mismatch",
                   headerName
                       + " "
@@ -65,7 +64,6 @@ final class Answers {
           Optional.of(
               problem(
                   RequestOutcome.GAVE_UP,
-                  422,
                   "idempotency-key-exhausted",
                   "requests with "
                       + headerName
@@ -90,7 +88,7 @@ final class Answers {
           response.setHeader("Retry-After", Long.toString(seconds));
           Problems.send(
               response,
-              409,
+              RequestOutcome.CONFLICT,
               "request-in-progress",
               "a request with this "
                   + headerName
@@ -222,8 +220,8 @@ final class Answers {
         + headerName;
   }
 
-  private static Answer problem(RequestOutcome outcome, int status, String rule, String detail) {
-    return new Answer(outcome, response -> Problems.send(response, status, rule, detail));
+  private static Answer problem(RequestOutcome outcome, String rule, String detail) {
+    return new Answer(outcome, response -> Problems.send(response, outcome, rule, detail));
   }
 
   /** A failure to throw on as it came: the ones a filter chain may throw are never wrapped. */

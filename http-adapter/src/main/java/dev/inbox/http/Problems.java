@@ -1,5 +1,6 @@
 package dev.inbox.http;
 
+import dev.inbox.http.spi.RequestOutcome;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -24,6 +25,19 @@ final class Problems {
           503, "Service Unavailable");
 
   private Problems() {}
+
+  /** Sends the problem of an outcome the filter always answers with one, at its status. */
+  static void send(HttpServletResponse response, RequestOutcome outcome, String rule, String detail)
+      throws IOException {
+    int status =
+        outcome
+            .problemStatus()
+            .orElseThrow(
+                () ->
+                    new IllegalStateException(
+                        "answering " + outcome + " with a problem of its own indicates a bug"));
+    send(response, status, rule, detail);
+  }
 
   static void send(HttpServletResponse response, int status, String rule, String detail)
       throws IOException {

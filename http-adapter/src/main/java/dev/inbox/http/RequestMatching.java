@@ -97,7 +97,6 @@ final class RequestMatching {
     if (path == null) {
       return rejectUnread(
           RequestOutcome.INVALID_PATH,
-          400,
           "path-ambiguous",
           "the request path "
               + InboxKeys.describe(request.getRequestURI())
@@ -112,7 +111,6 @@ final class RequestMatching {
       return keyRequired
           ? rejectUnread(
               RequestOutcome.MISSING_KEY,
-              400,
               "idempotency-key-missing",
               "this endpoint requires an " + headerName + " header")
           : Match.PASS_THROUGH;
@@ -120,7 +118,6 @@ final class RequestMatching {
     if (values.size() > 1) {
       return rejectUnread(
           RequestOutcome.INVALID_KEY,
-          400,
           "idempotency-key-repeated",
           "send exactly one " + headerName + " header, not " + values.size());
     }
@@ -132,13 +129,12 @@ final class RequestMatching {
           e instanceof IdempotencyKeyHeader.NotAsciiException
               ? "idempotency-key-not-ascii"
               : "idempotency-key-invalid";
-      return rejectUnread(RequestOutcome.INVALID_KEY, 400, rule, headerName + " " + e.getMessage());
+      return rejectUnread(RequestOutcome.INVALID_KEY, rule, headerName + " " + e.getMessage());
     }
     String scope = scopes.scopeOf(request);
     if (scope == null || InboxKeys.brokenRule(scope) != null) {
       return rejectUnread(
           RequestOutcome.NO_SCOPE,
-          401,
           "scope-unresolved",
           "the request names no known client or tenant to own its "
               + headerName
@@ -149,7 +145,6 @@ final class RequestMatching {
       // the application would find no parts, and the key would count a failed attempt each time.
       return rejectUnread(
           RequestOutcome.UNSUPPORTED_MEDIA_TYPE,
-          415,
           "multipart-not-supported",
           "a multipart request body cannot be used with "
               + headerName
@@ -160,7 +155,6 @@ final class RequestMatching {
     if (buffered == null) {
       return rejectUnread(
           RequestOutcome.TOO_LARGE,
-          413,
           "request-body-too-large",
           "the request body is larger than " + maxRequestBody + " bytes");
     }
@@ -176,24 +170,23 @@ final class RequestMatching {
     keyed.request().removeAttribute(PROTECTING_ATTRIBUTE);
   }
 
-  /**
-   * Rejects a request whose body was never read. The response is committed before the container
-   * could drain the body, so the container closes the connection; saying so in {@code Connection:
-   * close} stops clients from reusing a connection that is about to go away.
-   */
   private static boolean isMultipart(HttpServletRequest request) {
     String type = request.getContentType();
     return type != null && type.trim().toLowerCase(Locale.ROOT).startsWith("multipart/");
   }
 
-  private static Match rejectUnread(
-      RequestOutcome outcome, int status, String rule, String detail) {
+  /**
+   * Rejects a request whose body was never read. The response is committed before the container
+   * could drain the body, so the container closes the connection; saying so in {@code Connection:
+   * close} stops clients from reusing a connection that is about to go away.
+   */
+  private static Match rejectUnread(RequestOutcome outcome, String rule, String detail) {
     return Match.rejected(
         new Answer(
             outcome,
             response -> {
               response.setHeader("Connection", "close");
-              Problems.send(response, status, rule, detail);
+              Problems.send(response, outcome, rule, detail);
             }));
   }
 }

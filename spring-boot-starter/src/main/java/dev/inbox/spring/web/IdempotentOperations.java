@@ -2,6 +2,7 @@ package dev.inbox.spring.web;
 
 import dev.inbox.InboxKeys;
 import dev.inbox.http.IdempotencyFilter;
+import dev.inbox.http.spi.RequestOutcome;
 import io.swagger.v3.oas.models.Operation;
 import io.swagger.v3.oas.models.headers.Header;
 import io.swagger.v3.oas.models.media.Content;
@@ -22,8 +23,9 @@ import org.springframework.web.method.HandlerMethod;
 /**
  * Publishes each {@link Idempotent} operation's idempotency policy in its OpenAPI description, as
  * the IETF draft requires a server to: the {@code Idempotency-Key} header with its format and
- * retention, the 400, 409 and 422 problem responses, and the {@code Idempotent-Replayed} header of
- * a replay. Every value comes from the configuration the endpoint enforces (the annotation, {@code
+ * retention, the 400, 409, 415 and 422 problem responses (at the statuses the filter answers with,
+ * from {@link RequestOutcome#problemStatus()}), and the {@code Idempotent-Replayed} header of a
+ * replay. Every value comes from the configuration the endpoint enforces (the annotation, {@code
  * inbox.web.*} and the inbox's retention), and the policy is repeated as data in the operation's
  * {@code x-idempotency} extension.
  */
@@ -114,22 +116,31 @@ final class IdempotentOperations implements OperationCustomizer {
         });
     problem(
         responses,
-        "400",
-        (endpoint.keyRequired() ? "The " + header + " header is missing, " : "The " + header)
+        RequestOutcome.INVALID_KEY,
+        (endpoint.keyRequired() ? "The " + header + " header is missing," : "The " + header)
             + " repeated or malformed (not "
             + KEY_FORMAT
             + ").",
         null);
     problem(
         responses,
-        "409",
+        RequestOutcome.CONFLICT,
         "A request with this "
             + header
             + " is still being processed; retry after the Retry-After seconds.",
         new Header().description("seconds to wait").schema(new IntegerSchema()));
     problem(
         responses,
-        "422",
+        RequestOutcome.UNSUPPORTED_MEDIA_TYPE,
+        "The request body is multipart/*, which cannot be sent with "
+            + header
+            + " (rule multipart-not-supported); send another content type, or no "
+            + header
+            + ".",
+        null);
+    problem(
+        responses,
+        RequestOutcome.MISMATCH,
         "This "
             + header
             + " was already used with a different request (method, path, query, content type or"
@@ -137,9 +148,13 @@ final class IdempotentOperations implements OperationCustomizer {
         null);
   }
 
-  /** Adds the problem response, or appends to the one the application documents already. */
+  /**
+   * Adds the problem response at the status the filter answers the outcome with, or appends to the
+   * one the application documents already.
+   */
   private static void problem(
-      ApiResponses responses, String status, String description, Header retryAfter) {
+      ApiResponses responses, RequestOutcome outcome, String description, Header retryAfter) {
+    String status = Integer.toString(outcome.problemStatus().orElseThrow());
     ApiResponse existing = responses.get(status);
     if (existing != null) {
       existing.setDescription(

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import java.net.http.HttpResponse;
+import java.util.UUID;
 import org.junit.jupiter.api.Test;
 
 /** The OpenAPI document publishes each @Idempotent operation's policy, from its configuration. */
@@ -25,7 +26,7 @@ class IdempotentOpenApiTest extends WebTestBase {
     assertThat(pay.at("/x-idempotency/retentionSeconds").asLong()).isEqualTo(36 * 3600);
     assertThat(pay.at("/x-idempotency/inFlightWait").asText()).isEqualTo("PT1S");
 
-    for (String status : new String[] {"400", "409", "422"}) {
+    for (String status : new String[] {"400", "409", "415", "422"}) {
       assertThat(pay.at("/responses/" + status + "/content").has("application/problem+json"))
           .as(status + " in " + pay.at("/responses"))
           .isTrue();
@@ -41,6 +42,37 @@ class IdempotentOpenApiTest extends WebTestBase {
 
     JsonNode optional = json(docs.body()).at("/paths/~1optional/post");
     assertThat(header(optional, "Idempotency-Key").get("required").asBoolean()).isFalse();
+  }
+
+  @Test
+  void the_refusal_of_a_multipart_request_with_a_key_is_documented_as_it_is_answered()
+      throws Exception {
+    String boundary = "inbox-boundary";
+    String note = "upload-" + UUID.randomUUID();
+    HttpResponse<String> refused =
+        client.postAs(
+            "/upload",
+            UUID.randomUUID().toString(),
+            "multipart/form-data; boundary=" + boundary,
+            "--"
+                + boundary
+                + "\r\nContent-Disposition: form-data; name=\"note\"\r\n\r\n"
+                + note
+                + "\r\n--"
+                + boundary
+                + "--\r\n");
+    assertThat(refused.body())
+        .as(refused.statusCode() + " " + refused.body())
+        .contains("multipart-not-supported");
+    assertEffects(note, 0);
+
+    JsonNode documented =
+        json(client.get("/v3/api-docs").body())
+            .at("/paths/~1upload/post/responses/" + refused.statusCode());
+    assertThat(documented.at("/content").has("application/problem+json"))
+        .as(refused.statusCode() + " documented: " + documented)
+        .isTrue();
+    assertThat(documented.at("/description").asText()).contains("multipart");
   }
 
   @Test

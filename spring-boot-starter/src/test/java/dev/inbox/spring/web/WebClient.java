@@ -33,11 +33,23 @@ final class WebClient {
     return http.send(request(path, key, body, null), HttpResponse.BodyHandlers.ofByteArray());
   }
 
+  /** POSTs a body of the given content type, such as a multipart form. */
+  HttpResponse<String> postAs(String path, String key, String contentType, String body)
+      throws Exception {
+    return http.send(
+        request(path, key, contentType, body, null), HttpResponse.BodyHandlers.ofString());
+  }
+
   private HttpRequest request(String path, String key, String body, String user) {
+    return request(path, key, "text/plain", body, user);
+  }
+
+  private HttpRequest request(
+      String path, String key, String contentType, String body, String user) {
     HttpRequest.Builder request =
         HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
             .timeout(Duration.ofSeconds(60))
-            .header("Content-Type", "text/plain")
+            .header("Content-Type", contentType)
             .POST(HttpRequest.BodyPublishers.ofString(body));
     if (key != null) {
       request.header("Idempotency-Key", key);

@@ -172,6 +172,18 @@ public class WebTestApplication {
       return "ok";
     }
 
+    /**
+     * Takes a form upload: a request with a key is refused by the filter (it would read the parts
+     * for the fingerprint before the application could), so the method never runs with one.
+     */
+    @Idempotent
+    @Transactional
+    @PostMapping(value = "/upload", consumes = "multipart/form-data")
+    String upload(@org.springframework.web.bind.annotation.RequestParam String note) {
+      write("upload", note);
+      return "ok";
+    }
+
     /** Not idempotent: documented without the header, and never claimed. */
     @PostMapping(value = "/plain", consumes = "text/plain")
     String plain(@RequestBody String body) {
