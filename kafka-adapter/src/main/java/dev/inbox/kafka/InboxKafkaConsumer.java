@@ -153,7 +153,9 @@ public final class InboxKafkaConsumer<K, V> implements AutoCloseable {
     DeadLetterSink<byte[], byte[]> deadLetters =
         new KafkaDeadLetterPublisher(
             producer != null ? producer : ownedProducer,
-            builder.deadLetterTopic,
+            topicPattern != null
+                ? new DeadLetterTopics(topicPattern, builder.deadLetterTopic)
+                : builder.deadLetterTopic,
             Duration.ofSeconds(30));
     KeyExtractor<K, V> keys = builder.keyExtractor;
     RecordHandler<K, V> handler = builder.handler;
@@ -589,7 +591,9 @@ public final class InboxKafkaConsumer<K, V> implements AutoCloseable {
 
     /**
      * Subscribes to every topic the pattern matches, except, with the default {@link
-     * #deadLetterTopic} naming, the dead-letter topics of those ({@code <topic>.DLT}).
+     * #deadLetterTopic} naming, the dead-letter topics of those ({@code <topic>.DLT}). With a
+     * naming of your own, a dead-letter topic the pattern matches is refused (see {@link
+     * #deadLetterTopic}).
      */
     public Builder<K, V> topicPattern(Pattern pattern) {
       this.topicPattern = Objects.requireNonNull(pattern, "pattern");
@@ -631,9 +635,12 @@ public final class InboxKafkaConsumer<K, V> implements AutoCloseable {
 
     /**
      * Names the dead-letter topic of a topic; defaults to {@code <topic>.DLT}. With the default, a
-     * {@link #topicPattern} never subscribes to the dead-letter topics of what it matches; with a
-     * naming of your own, keep the pattern from matching the names it makes, or the consumer reads
-     * its own dead letters back.
+     * {@link #topicPattern} never subscribes to the dead-letter topics of what it matches. With a
+     * naming of your own, the pattern must not match the names it makes: a dead letter to such a
+     * topic is refused (the consumer would read its own dead letters back), its record stays
+     * uncommitted and its partition is read again after a pause, with an error naming the topic and
+     * the pattern, until the naming or the pattern is changed. {@link #build} refuses {@link
+     * #topics} that list the dead-letter topic of another.
      */
     public Builder<K, V> deadLetterTopic(Function<String, String> naming) {
       this.deadLetterTopic = Objects.requireNonNull(naming, "naming");
@@ -736,6 +743,20 @@ public final class InboxKafkaConsumer<K, V> implements AutoCloseable {
       }
       if (topics != null && topics.isEmpty()) {
         throw new IllegalArgumentException("topics(...) needs at least one topic");
+      }
+      if (topics != null) {
+        for (String topic : topics) {
+          String destination = deadLetterTopic.apply(topic);
+          if (topics.contains(destination)) {
+            throw new IllegalArgumentException(
+                "topics(...) lists '"
+                    + destination
+                    + "', the dead-letter topic of '"
+                    + topic
+                    + "', so this consumer would read its own dead letters back; consume it with"
+                    + " a consumer of its own, or name the dead-letter topics otherwise");
+          }
+        }
       }
       if (!properties.containsKey(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG)) {
         throw new IllegalArgumentException("the consumer properties need bootstrap.servers");
