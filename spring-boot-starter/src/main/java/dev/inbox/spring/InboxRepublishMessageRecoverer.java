@@ -176,8 +176,10 @@ public class InboxRepublishMessageRecoverer extends RepublishMessageRecoverer
   /**
    * Dead-letters the batch's messages one by one; when one fails, it and those after it are
    * requeued (in MANUAL mode by this recoverer, else by the container, which in AUTO mode requeues
-   * the whole batch, so the dead letters sent before it are sent again: a duplicate dead letter,
-   * never a lost message).
+   * the whole batch). The messages whose dead letters were sent before it are acknowledged first,
+   * also in AUTO mode, so that the requeued batch does not bring them back to be dead-lettered a
+   * second time; one whose acknowledgement fails comes back and is dead-lettered again: a duplicate
+   * dead letter, never a lost message.
    */
   @Override
   public void recover(List<Message> messages, Throwable cause) {
@@ -186,6 +188,13 @@ public class InboxRepublishMessageRecoverer extends RepublishMessageRecoverer
       try {
         recover(deadLetters.get(i).message(), deadLetters.get(i).cause());
       } catch (RuntimeException e) {
+        for (RabbitDeadLetters.DeadLetter sent : deadLetters.subList(0, i)) {
+          try {
+            RabbitDeadLetters.acknowledgeRepublishedBeforeFailure(sent.message());
+          } catch (RuntimeException ackFailure) {
+            e.addSuppressed(ackFailure);
+          }
+        }
         for (RabbitDeadLetters.DeadLetter rest : deadLetters.subList(i + 1, deadLetters.size())) {
           RabbitDeadLetters.requeueUnrepublished(rest.message());
         }

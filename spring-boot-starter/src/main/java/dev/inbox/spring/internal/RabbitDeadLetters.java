@@ -49,6 +49,16 @@ public final class RabbitDeadLetters {
   }
 
   /**
+   * Acknowledges a message that a recoverer republished before a later dead letter of its batch
+   * failed, when it is one of the current delivery's: the container requeues the batch on that
+   * failure, and this message must not be dead-lettered again.
+   */
+  public static void acknowledgeRepublishedBeforeFailure(Message message) {
+    deliveryOf(message)
+        .ifPresent(delivery -> delivery.acknowledgeRepublishedBeforeFailure(message));
+  }
+
+  /**
    * Requeues a message whose dead letter failed, when it is one of the current delivery's and the
    * container is in MANUAL mode (in AUTO mode the container requeues it on the exception).
    */

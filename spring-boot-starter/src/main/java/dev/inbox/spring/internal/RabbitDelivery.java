@@ -196,6 +196,25 @@ final class RabbitDelivery implements Delivery {
   }
 
   /**
+   * Acknowledges a message of this delivery that a recoverer republished before a later dead letter
+   * of the same batch failed. In AUTO mode the container answers that failure by requeueing the
+   * whole batch, which would bring this message back to be dead-lettered a second time. Its tag is
+   * below the failed message's, which stays unacknowledged for the container's negative
+   * acknowledgement of the batch (multiple, up to the batch's last tag). In MANUAL mode it was
+   * acknowledged when republished (once per tag); in NONE mode the broker needs none.
+   */
+  void acknowledgeRepublishedBeforeFailure(org.springframework.amqp.core.Message message) {
+    if (acknowledgeModes.of(scope()).isAutoAck()) {
+      return;
+    }
+    try {
+      acknowledge(message.getMessageProperties().getDeliveryTag());
+    } catch (IOException e) {
+      throw new UncheckedIOException("could not acknowledge a republished message", e);
+    }
+  }
+
+  /**
    * Gives back, in MANUAL mode, a message of this delivery whose dead letter could not be sent,
    * with a negative acknowledgement that requeues it: the container settles nothing in MANUAL mode,
    * so it would otherwise stay unacknowledged, and hold a place of the prefetch, until its channel
