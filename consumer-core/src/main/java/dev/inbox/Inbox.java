@@ -148,9 +148,10 @@ public interface Inbox extends AutoCloseable {
    * that a poison message reaches {@code GAVE_UP}: on {@code connection}, the one that rolled back
    * typically, in a short transaction of its own that this method commits (a connection in
    * auto-commit mode is left in it). No second connection is taken, so a caller holding the last
-   * one of its pool cannot wait for it. The key keeps the claim's fingerprint: a retry with another
-   * request is a {@code MISMATCH}. Best effort: a count the database refuses is logged, and the key
-   * gets one more attempt.
+   * one of its pool cannot wait for it; only when the count cannot be written there (the connection
+   * broke) is it written on a connection of the inbox's own. The key keeps the claim's fingerprint:
+   * a retry with another request is a {@code MISMATCH}. Best effort: a count the database refuses
+   * is logged, and the key gets one more attempt.
    *
    * @throws IllegalStateException when {@code connection} is still inside a transaction (its commit
    *     would commit that work too): roll it back first

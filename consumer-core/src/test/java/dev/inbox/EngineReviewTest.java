@@ -177,7 +177,7 @@ class EngineReviewTest extends InboxTestSupport {
     }
 
     @Override
-    public boolean runAfterTransaction(Consumer<Connection> work) {
+    public boolean runAfterRollback(Consumer<Connection> work) {
       afterwards.add(work);
       return true;
     }

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.inbox.testing.TestDataSources;
 import java.sql.Connection;
+import java.sql.Statement;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -77,5 +78,41 @@ class RecordFailureOnConnectionTest extends InboxTestSupport {
     InboxRecord record = inbox.admin().find("orders", "p-3").orElseThrow();
     assertThat(record.state()).isEqualTo(RecordState.FAILED);
     assertThat(record.attempts()).isEqualTo(1);
+  }
+
+  /**
+   * A connection in auto-commit mode inside an explicit transaction (a BEGIN the caller sent, as
+   * plain-SQL code and some frameworks do) is refused too: switching it to auto-commit off and
+   * committing would commit the caller's pending work.
+   */
+  @Test
+  void an_auto_commit_connection_inside_an_explicit_transaction_is_refused_and_nothing_commits()
+      throws Exception {
+    Inbox inbox = inbox();
+    try (Connection tx = dataSource.getConnection()) {
+      tx.setAutoCommit(false);
+      Claim claim = inbox.claim(tx, "orders", "p-4", null);
+      tx.rollback();
+      tx.setAutoCommit(true);
+      try (Statement begin = tx.createStatement()) {
+        begin.execute("BEGIN");
+      }
+      effect(tx, "orders", "p-4", 1);
+      Throwable refused = null;
+      try {
+        inbox.recordFailure(tx, claim, "declined");
+      } catch (IllegalStateException e) {
+        refused = e;
+      }
+      try (Statement rollback = tx.createStatement()) {
+        rollback.execute("ROLLBACK");
+      }
+      assertThat(effects("p-4"))
+          .as("the caller's write, rolled back by the caller, was not committed by the count")
+          .isZero();
+      assertThat(refused)
+          .as("refused: the connection still held the caller's transaction")
+          .isInstanceOf(IllegalStateException.class);
+    }
   }
 }

@@ -462,7 +462,7 @@ final class Claimer {
    * Takes the joined claim's savepoint and sets the inbox's lock timeout inside it (rolling back to
    * the savepoint restores the caller's), in one round trip; returns the caller's lock timeout.
    */
-  private String joinedSavepoint(Connection connection) throws SQLException {
+  String joinedSavepoint(Connection connection) throws SQLException {
     try (Statement statement = connection.createStatement()) {
       statement.execute(
           "SAVEPOINT "
@@ -478,7 +478,7 @@ final class Claimer {
   }
 
   /** Releases the joined claim's savepoint and sets the caller's lock timeout back. */
-  private static void releaseJoinedSavepoint(Connection connection, String callersLockTimeout)
+  static void releaseJoinedSavepoint(Connection connection, String callersLockTimeout)
       throws SQLException {
     try (PreparedStatement release =
         connection.prepareStatement(
@@ -495,7 +495,7 @@ final class Claimer {
    * transaction and lock_timeout are as they were. A failed rollback is suppressed in {@code
    * failure}, which is then thrown.
    */
-  private static void rollBackJoinedSavepoint(Connection connection, SQLException failure)
+  static void rollBackJoinedSavepoint(Connection connection, SQLException failure)
       throws SQLException {
     try (Statement statement = connection.createStatement()) {
       statement.execute(

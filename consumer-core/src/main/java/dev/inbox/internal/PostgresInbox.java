@@ -242,7 +242,8 @@ public final class PostgresInbox implements Inbox, BatchClaims {
       try {
         result = runHandler(scope, key, transaction, savepoint, handler);
       } catch (CountedFailure counted) {
-        countAfterCallersTransaction(claim, request.fingerprint(), String.valueOf(counted.cause));
+        countJoinedFailure(
+            transaction, claim, request.fingerprint(), String.valueOf(counted.cause));
         throw new HandlerFailedException(scope, key, claim.attempts(), counted.cause);
       }
       storeResult(transaction, claim, result);
@@ -606,13 +607,17 @@ public final class PostgresInbox implements Inbox, BatchClaims {
   }
 
   /**
-   * A joined attempt's failure must outlive the caller's rollback. Counted on the caller's own
-   * connection once its transaction ends, where the caller can arrange it: a second connection
-   * taken meanwhile could wait for a pool that the callers hold entirely, and then be dropped.
+   * A joined attempt's failure must be seen by a later claim of the key in the same transaction and
+   * outlive the caller's rollback. Where the caller can run work after a rollback, the attempt is
+   * counted inside its transaction (a commit keeps it) and, should that transaction roll back,
+   * again on its connection afterwards; a second connection taken meanwhile could wait for a pool
+   * that the callers hold entirely, and then be dropped. Otherwise it is counted at once on a
+   * connection of the inbox's own.
    */
-  private void countAfterCallersTransaction(Claim claim, byte[] fingerprint, String error) {
-    boolean deferred =
-        callerTransactions.runAfterTransaction(
+  private void countJoinedFailure(
+      Connection transaction, Claim claim, byte[] fingerprint, String error) {
+    boolean afterRollback =
+        callerTransactions.runAfterRollback(
             connection -> {
               try {
                 failures.countOn(connection, claim, fingerprint, error);
@@ -620,7 +625,9 @@ public final class PostgresInbox implements Inbox, BatchClaims {
                 failures.count(claim, fingerprint, error);
               }
             });
-    if (!deferred) {
+    if (afterRollback) {
+      failures.countInCallersTransaction(transaction, claim, fingerprint, error);
+    } else {
       failures.count(claim, fingerprint, error);
     }
   }

@@ -17,14 +17,15 @@ import java.util.function.Consumer;
  * connection. The caller's commit then commits the key with the writes; its rollback leaves the key
  * as it was. When it returns null, the inbox begins a transaction of its own on its data source.
  *
- * <p>A failed attempt must be counted outside the caller's transaction, so that the count survives
- * the caller's rollback. An implementation that can run work once the caller's transaction has
- * ended ({@link #runAfterTransaction}; Spring's does) gets it counted there, on the caller's own
- * connection, in a short transaction of its own: no second connection is needed. Otherwise the
- * count takes a second connection of the inbox's data source while the caller still holds its own:
- * size the pool for one connection more than the callers that can fail at the same time, since with
- * none free the count waits for the pool's connection timeout and is then dropped (logged), and the
- * key gets one more attempt than {@code maxAttempts}. The handler runs on the caller's connection
+ * <p>A failed attempt must be seen by a later claim of the key in the same transaction and survive
+ * the caller's rollback. An implementation that can run work after the caller's transaction rolled
+ * back ({@link #runAfterRollback}; Spring's does) gets it counted inside the caller's transaction
+ * and, should that roll back, again afterwards on the caller's own connection, in a short
+ * transaction of its own: no second connection is needed. Otherwise the count takes a second
+ * connection of the inbox's data source at once, while the caller still holds its own: size the
+ * pool for one connection more than the callers that can fail at the same time, since with none
+ * free the count waits for the pool's connection timeout and is then dropped (logged), and the key
+ * gets one more attempt than {@code maxAttempts}. The handler runs on the caller's connection
  * behind a guard that refuses {@code commit()}, {@code rollback()} and {@code close()}: the caller
  * ends its transaction. A handler whose failure breaks the connection gets it aborted, as the inbox
  * does with its own.
@@ -42,12 +43,12 @@ public interface CallerTransactions {
   Connection current() throws SQLException;
 
   /**
-   * Runs {@code work} on the connection of the calling thread's transaction once that transaction
-   * has ended, committed or rolled back, before the connection goes back to its pool; the work
-   * commits what it writes itself. Returns false, having arranged nothing, when this implementation
-   * cannot (the default), and the inbox then uses a connection of its own.
+   * Runs {@code work} on the connection of the calling thread's transaction if, and once, that
+   * transaction has rolled back (or ended with an unknown outcome), before the connection goes back
+   * to its pool; the work commits what it writes itself. Returns false, having arranged nothing,
+   * when this implementation cannot (the default), and the inbox then uses a connection of its own.
    */
-  default boolean runAfterTransaction(Consumer<Connection> work) {
+  default boolean runAfterRollback(Consumer<Connection> work) {
     return false;
   }
 }

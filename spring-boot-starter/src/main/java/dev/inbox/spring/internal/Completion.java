@@ -89,17 +89,39 @@ final class Completion implements TransactionSynchronization {
     String error =
         failure == null ? "the listener's transaction rolled back" : String.valueOf(failure);
     if (!delivery.batch()) {
-      inbox.recordFailure(transaction, claims.get(0), error);
+      count(claims.get(0), error);
       return;
     }
     int failed = failure == null ? -1 : delivery.failedIndex(failure, deliveryIndexOfArgument);
     int argument = failed < 0 ? -1 : Arrays.binarySearch(deliveryIndexOfArgument, failed);
     if (argument >= 0) {
-      inbox.recordFailure(transaction, claims.get(argument), error);
+      count(claims.get(argument), error);
     } else {
       log.debug(
           "batch in scope '{}' rolled back without naming its failing message; no attempt counted",
           delivery.scope());
+    }
+  }
+
+  /**
+   * Counts on the listener's connection, whose transaction has just rolled back. Under a
+   * transaction manager that completes the synchronizations before the DataSource's transaction has
+   * ended (a {@code ChainedTransactionManager} that lists the DataSource's manager first, say) the
+   * connection still holds that transaction, which the count must not commit: the attempt then goes
+   * uncounted, and says so.
+   */
+  private void count(Claim claim, String error) {
+    try {
+      inbox.recordFailure(transaction, claim, error);
+    } catch (IllegalStateException stillInATransaction) {
+      log.warn(
+          "the failed attempt of key '{}' in scope '{}' is not counted: the listener's DataSource"
+              + " transaction was still open after its transaction synchronizations completed (a"
+              + " chained transaction manager?), so max-attempts cannot stop this message; let the"
+              + " DataSource's transaction manager own the listener's transaction: {}",
+          claim.key(),
+          claim.scope(),
+          stillInATransaction.getMessage());
     }
   }
 }
