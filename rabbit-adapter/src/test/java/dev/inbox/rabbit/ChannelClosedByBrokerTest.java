@@ -53,21 +53,10 @@ class ChannelClosedByBrokerTest extends RabbitTestSupport {
   @Test
   void theBrokerClosingTheConnectionDoesNotStopTheConsumer() throws Exception {
     assumeThat(rabbit.isLocal()).as("rabbitmqctl reaches only the local broker").isTrue();
-    // A connection of its own, so that the test's own connection is not the one closed.
-    Connection consumerConnection =
-        rabbit.connectionFactory().newConnection("inbox-consumer-connection-closed");
-    closeables.add(consumerConnection::abort);
     CompletableFuture<Throwable> onFailure = new CompletableFuture<>();
     InboxRabbitConsumer consumer =
-        started(
-            consumer(inbox(settings().build()), consumerConnection).onFailure(onFailure::complete));
-    publish(payments("before", 10));
-    await("10 effects", Duration.ofSeconds(30), () -> effects.count() == 10);
-
-    rabbitmqctl(
-        "close_connection",
-        connectionPid("inbox-consumer-connection-closed"),
-        "closed by the test");
+        consumingThenConnectionClosed(
+            rabbit.connectionFactory(), "inbox-consumer-connection-closed", onFailure);
 
     // Consumed only once the client has recovered the connection and the consumer with it.
     publish(payments("after", 10));
@@ -87,20 +76,10 @@ class ChannelClosedByBrokerTest extends RabbitTestSupport {
     assumeThat(rabbit.isLocal()).as("rabbitmqctl reaches only the local broker").isTrue();
     ConnectionFactory withoutRecovery = rabbit.connectionFactory();
     withoutRecovery.setAutomaticRecoveryEnabled(false);
-    Connection consumerConnection =
-        withoutRecovery.newConnection("inbox-consumer-connection-unrecovered");
-    closeables.add(consumerConnection::abort);
     CompletableFuture<Throwable> onFailure = new CompletableFuture<>();
     InboxRabbitConsumer consumer =
-        started(
-            consumer(inbox(settings().build()), consumerConnection).onFailure(onFailure::complete));
-    publish(payments("before", 10));
-    await("10 effects", Duration.ofSeconds(30), () -> effects.count() == 10);
-
-    rabbitmqctl(
-        "close_connection",
-        connectionPid("inbox-consumer-connection-unrecovered"),
-        "closed by the test");
+        consumingThenConnectionClosed(
+            withoutRecovery, "inbox-consumer-connection-unrecovered", onFailure);
 
     await(
         "the consumer to stop after its unrecoverable connection closed",
@@ -112,6 +91,24 @@ class ChannelClosedByBrokerTest extends RabbitTestSupport {
             ShutdownSignalException.class,
             signal -> assertThat(signal.isHardError()).as("a connection error").isTrue());
     assertThat(onFailure.get(10, TimeUnit.SECONDS)).isSameAs(consumer.failure().get());
+  }
+
+  /**
+   * A consumer on a connection of its own (so that the test's own connection is not the one
+   * closed), which consumes 10 payments before the broker closes that connection.
+   */
+  private InboxRabbitConsumer consumingThenConnectionClosed(
+      ConnectionFactory factory, String connectionName, CompletableFuture<Throwable> onFailure)
+      throws Exception {
+    Connection consumerConnection = factory.newConnection(connectionName);
+    closeables.add(consumerConnection::abort);
+    InboxRabbitConsumer consumer =
+        started(
+            consumer(inbox(settings().build()), consumerConnection).onFailure(onFailure::complete));
+    publish(payments("before", 10));
+    await("10 effects", Duration.ofSeconds(30), () -> effects.count() == 10);
+    rabbitmqctl("close_connection", connectionPid(connectionName), "closed by the test");
+    return consumer;
   }
 
   private static List<PaymentStream.Message> payments(String prefix, int count) {
