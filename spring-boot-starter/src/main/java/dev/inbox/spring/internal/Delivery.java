@@ -1,5 +1,6 @@
 package dev.inbox.spring.internal;
 
+import dev.inbox.InboxKeys;
 import java.util.List;
 
 /**
@@ -65,7 +66,16 @@ public interface Delivery {
    * found for it, what is wrong with it (the key is then null).
    */
   record Message(String key, byte[] fingerprint, String invalidKey) {
+    /**
+     * A message with this key, or an invalid one when the key breaks a rule of {@link
+     * InboxKeys#brokenRule} (empty, blank, a control character, too long): refused alone, where the
+     * batch's claim would refuse the whole batch for it.
+     */
     public static Message of(String key, byte[] fingerprint) {
+      String broken = InboxKeys.brokenRule(key);
+      if (broken != null) {
+        return invalid("the message's key " + broken);
+      }
       return new Message(key, fingerprint, null);
     }
 
