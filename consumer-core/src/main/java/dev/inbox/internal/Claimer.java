@@ -408,15 +408,9 @@ final class Claimer {
    */
   private Claim claimJoinedStepByStep(Connection connection, String scope, Request request)
       throws SQLException {
-    String callersLockTimeout = joinedSavepoint(connection);
     try {
-      Claim claim =
-          claim(connection, scope, List.of(request), null, RecordState.COMPLETED)
-              .get(request.key());
-      releaseJoinedSavepoint(connection, callersLockTimeout);
-      return claim;
+      return claimUnderJoinedSavepoint(connection, scope, List.of(request)).get(request.key());
     } catch (SQLException e) {
-      rollBackJoinedSavepoint(connection, e);
       if (SqlStates.isLockTimeout(e)) {
         return lockedElsewhere(scope, request.key());
       }
@@ -440,13 +434,9 @@ final class Claimer {
       Request request = requests.get(0);
       return Map.of(request.key(), claimInCallersTransaction(connection, scope, request));
     }
-    String callersLockTimeout = joinedSavepoint(connection);
     try {
-      Map<String, Claim> claims = claim(connection, scope, requests, null, RecordState.COMPLETED);
-      releaseJoinedSavepoint(connection, callersLockTimeout);
-      return claims;
+      return claimUnderJoinedSavepoint(connection, scope, requests);
     } catch (SQLException e) {
-      rollBackJoinedSavepoint(connection, e);
       if (!SqlStates.isLockTimeout(e) && !isKeyInOtherGeneration(e)) {
         throw e;
       }
@@ -456,6 +446,24 @@ final class Claimer {
       claims.put(request.key(), claimInCallersTransaction(connection, scope, request));
     }
     return claims;
+  }
+
+  /**
+   * The claim's rounds on a caller's transaction, under the joined savepoint and the inbox's lock
+   * timeout; new claims are written COMPLETED. On failure, rolled back to the savepoint (the
+   * caller's transaction and lock_timeout as they were) and thrown.
+   */
+  private Map<String, Claim> claimUnderJoinedSavepoint(
+      Connection connection, String scope, List<Request> requests) throws SQLException {
+    String callersLockTimeout = joinedSavepoint(connection);
+    try {
+      Map<String, Claim> claims = claim(connection, scope, requests, null, RecordState.COMPLETED);
+      releaseJoinedSavepoint(connection, callersLockTimeout);
+      return claims;
+    } catch (SQLException e) {
+      rollBackJoinedSavepoint(connection, e);
+      throw e;
+    }
   }
 
   /**

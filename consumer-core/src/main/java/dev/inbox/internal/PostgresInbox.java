@@ -27,12 +27,10 @@ import java.sql.SQLException;
 import java.sql.Savepoint;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Set;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import javax.sql.DataSource;
@@ -504,13 +502,15 @@ public final class PostgresInbox implements Inbox, BatchClaims {
               + " keys");
     }
     // The first occurrence of each key, claimed together; a repeat reads what the first wrote.
+    List<Claimer.Request> requests = new ArrayList<>(keys.size());
     Map<String, Claimer.Request> firsts = new LinkedHashMap<>();
-    boolean repeated = false;
     for (int i = 0; i < keys.size(); i++) {
       String key = keys.get(i);
       InboxKeys.validateKey(key);
-      byte[] fingerprint = fingerprints == null ? null : fingerprints.get(i);
-      repeated |= firsts.putIfAbsent(key, new Claimer.Request(key, fingerprint)) != null;
+      Claimer.Request request =
+          new Claimer.Request(key, fingerprints == null ? null : fingerprints.get(i));
+      requests.add(request);
+      firsts.putIfAbsent(key, request);
     }
     if (firsts.isEmpty()) {
       return List.of();
@@ -525,20 +525,12 @@ public final class PostgresInbox implements Inbox, BatchClaims {
           .collect(Collectors.groupingBy(Claim::outcome, Collectors.counting()))
           .forEach(
               (outcome, count) -> settings.listener().claimed(scope, outcome, count.intValue()));
-      if (!repeated) {
-        return keys.stream().map(claims::get).toList();
-      }
-      Set<String> answered = new HashSet<>();
       List<Claim> answers = new ArrayList<>(keys.size());
-      for (int i = 0; i < keys.size(); i++) {
-        String key = keys.get(i);
+      for (Claimer.Request request : requests) {
         answers.add(
-            answered.add(key)
-                ? claims.get(key)
-                : claimInCallersTransaction(
-                    transaction,
-                    scope,
-                    new Claimer.Request(key, fingerprints == null ? null : fingerprints.get(i))));
+            firsts.get(request.key()) == request
+                ? claims.get(request.key())
+                : claimInCallersTransaction(transaction, scope, request));
       }
       return answers;
     } catch (SQLException e) {

@@ -148,9 +148,10 @@ final class Transactions {
   }
 
   /**
-   * Throws when a connection with auto-commit off is inside a transaction (a statement ran since
-   * its last commit or rollback), which a commit of the inbox's would commit with it. pgjdbc knows
-   * it from the server's last reply, without a round trip.
+   * Throws when a connection is inside a transaction (with auto-commit off, a statement ran since
+   * its last commit or rollback; with it on, a BEGIN sent as a statement), which a commit of the
+   * inbox's would commit with it. pgjdbc knows it from the server's last reply, without a round
+   * trip.
    *
    * @throws IllegalStateException when it is, or when the connection does not unwrap to pgjdbc and
    *     so cannot tell

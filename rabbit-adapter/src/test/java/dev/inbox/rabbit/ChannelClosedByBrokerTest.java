@@ -35,19 +35,13 @@ class ChannelClosedByBrokerTest extends RabbitTestSupport {
 
     closeChannelOfConsumerOf(queue.queue());
 
-    await(
-        "the consumer to stop after the broker closed its channel",
-        Duration.ofSeconds(10),
-        () -> !consumer.isRunning());
-    assertThat(consumer.failure())
-        .get()
-        .isInstanceOfSatisfying(
-            ShutdownSignalException.class,
-            signal -> {
-              assertThat(signal.isHardError()).as("a connection error").isFalse();
-              assertThat(signal.getMessage()).contains("PRECONDITION_FAILED");
-            });
-    assertThat(onFailure.get(10, TimeUnit.SECONDS)).isSameAs(consumer.failure().get());
+    assertStoppedVisibly(
+        consumer,
+        onFailure,
+        signal -> {
+          assertThat(signal.isHardError()).as("a connection error").isFalse();
+          assertThat(signal.getMessage()).contains("PRECONDITION_FAILED");
+        });
   }
 
   @Test
@@ -81,16 +75,10 @@ class ChannelClosedByBrokerTest extends RabbitTestSupport {
         consumingThenConnectionClosed(
             withoutRecovery, "inbox-consumer-connection-unrecovered", onFailure);
 
-    await(
-        "the consumer to stop after its unrecoverable connection closed",
-        Duration.ofSeconds(10),
-        () -> !consumer.isRunning());
-    assertThat(consumer.failure())
-        .get()
-        .isInstanceOfSatisfying(
-            ShutdownSignalException.class,
-            signal -> assertThat(signal.isHardError()).as("a connection error").isTrue());
-    assertThat(onFailure.get(10, TimeUnit.SECONDS)).isSameAs(consumer.failure().get());
+    assertStoppedVisibly(
+        consumer,
+        onFailure,
+        signal -> assertThat(signal.isHardError()).as("a connection error").isTrue());
   }
 
   /**
@@ -109,6 +97,22 @@ class ChannelClosedByBrokerTest extends RabbitTestSupport {
     await("10 effects", Duration.ofSeconds(30), () -> effects.count() == 10);
     rabbitmqctl("close_connection", connectionPid(connectionName), "closed by the test");
     return consumer;
+  }
+
+  /**
+   * The consumer stopped where it can be seen: not running, its failure the broker's shutdown
+   * signal (checked by {@code signal}), and the same failure handed to onFailure.
+   */
+  private static void assertStoppedVisibly(
+      InboxRabbitConsumer consumer,
+      CompletableFuture<Throwable> onFailure,
+      java.util.function.Consumer<ShutdownSignalException> signal)
+      throws Exception {
+    await("the consumer to stop", Duration.ofSeconds(10), () -> !consumer.isRunning());
+    assertThat(consumer.failure())
+        .get()
+        .isInstanceOfSatisfying(ShutdownSignalException.class, signal::accept);
+    assertThat(onFailure.get(10, TimeUnit.SECONDS)).isSameAs(consumer.failure().get());
   }
 
   private static List<PaymentStream.Message> payments(String prefix, int count) {

@@ -54,11 +54,8 @@ public final class SpringCallerTransactions implements CallerTransactions {
         instanceof ConnectionHolder holder)) {
       return null;
     }
-    if (boundByJdbcTemplate(holder)) {
-      return null;
-    }
     Connection connection = holder.getConnection();
-    return connection.getAutoCommit() ? null : connection;
+    return connection.getAutoCommit() || boundByJdbcTemplate(holder) ? null : connection;
   }
 
   /**
