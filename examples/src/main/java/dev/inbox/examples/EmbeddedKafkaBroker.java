@@ -43,7 +43,7 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
       int controllerPort =
           Files.exists(controllerPortFile)
               ? Integer.parseInt(Files.readString(controllerPortFile).trim())
-              : freePort();
+              : freePortOtherThan(clientPort);
       Files.writeString(controllerPortFile, Integer.toString(controllerPort));
       Properties props = properties(clientPort, controllerPort, dataDir);
       Path config = dataDir.resolve("server.properties");
@@ -126,6 +126,19 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
               + " failed: "
               + output.toString(StandardCharsets.UTF_8));
     }
+  }
+
+  /**
+   * A free port other than {@code taken}. A port is free only until someone binds it, and the
+   * kernel may hand the one just released straight back: two listeners on one port make the broker
+   * refuse to start.
+   */
+  private static int freePortOtherThan(int taken) throws IOException {
+    int port = freePort();
+    while (port == taken) {
+      port = freePort();
+    }
+    return port;
   }
 
   static int freePort() throws IOException {

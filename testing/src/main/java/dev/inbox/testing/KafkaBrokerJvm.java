@@ -74,7 +74,7 @@ final class KafkaBrokerJvm {
       // In the directory, so that a child whose parent was killed deletes its output too.
       Path log = directory.resolve("broker.log");
       int clientPort = freePort();
-      int controllerPort = freePort();
+      int controllerPort = freePortOtherThan(clientPort);
       Path config = directory.resolve("server.properties");
       try (Writer out = Files.newBufferedWriter(config, StandardCharsets.UTF_8)) {
         properties(clientPort, controllerPort, directory.resolve("logs"))
@@ -249,6 +249,19 @@ final class KafkaBrokerJvm {
     } catch (IOException e) {
       // Left in the temporary directory.
     }
+  }
+
+  /**
+   * A free port other than {@code taken}. A port is free only until someone binds it, and the
+   * kernel may hand the one just released straight back: two listeners on one port make the broker
+   * refuse to start.
+   */
+  private static int freePortOtherThan(int taken) throws IOException {
+    int port = freePort();
+    while (port == taken) {
+      port = freePort();
+    }
+    return port;
   }
 
   private static int freePort() throws IOException {

@@ -75,7 +75,7 @@ final class EmbeddedKafka implements ApplicationContextInitializer<GenericApplic
       try {
         Path dir = Files.createTempDirectory("inbox-examples-spring-kafka-");
         int port = freePort();
-        Properties config = config(port, freePort(), dir);
+        Properties config = config(port, freePortOtherThan(port), dir);
         Path file = dir.resolve("server.properties");
         try (var out = Files.newBufferedWriter(file)) {
           config.store(out, "the embedded broker of inbox-examples-spring");
@@ -128,6 +128,19 @@ final class EmbeddedKafka implements ApplicationContextInitializer<GenericApplic
             "formatting the embedded Kafka broker's directory failed: "
                 + output.toString(StandardCharsets.UTF_8));
       }
+    }
+
+    /**
+     * A free port other than {@code taken}. A port is free only until someone binds it, and the
+     * kernel may hand the one just released straight back: two listeners on one port make the
+     * broker refuse to start.
+     */
+    private static int freePortOtherThan(int taken) throws IOException {
+      int port = freePort();
+      while (port == taken) {
+        port = freePort();
+      }
+      return port;
     }
 
     private static int freePort() throws IOException {
