@@ -18,6 +18,7 @@ import org.springframework.amqp.core.Message;
 import org.springframework.amqp.core.Queue;
 import org.springframework.amqp.core.QueueBuilder;
 import org.springframework.amqp.rabbit.annotation.RabbitListener;
+import org.springframework.amqp.rabbit.connection.CachingConnectionFactory;
 import org.springframework.amqp.rabbit.core.RabbitTemplate;
 import org.springframework.amqp.rabbit.listener.MessageListenerContainer;
 import org.springframework.amqp.rabbit.listener.RabbitListenerEndpointRegistry;
@@ -116,6 +117,7 @@ class RabbitDeadLetterConfirmTest {
   @Autowired RabbitTemplate rabbit;
   @Autowired MessageRecoverer recoverer;
   @Autowired RabbitListenerEndpointRegistry registry;
+  @Autowired CachingConnectionFactory connections;
 
   @Value("${test.queue.confirm}")
   String queue;
@@ -137,8 +139,11 @@ class RabbitDeadLetterConfirmTest {
         .cause()
         .isInstanceOf(AmqpMessageReturnedException.class)
         .hasMessageContaining(NO_SUCH_QUEUE);
-    // A consumer that the failure made the container restart may come back after the stop: stop
-    // again until the queue has no consumer, then the message must be back on it.
+    // Each failure makes the container restart its consumer, and one restarting as the container
+    // stops may come back or leave the message unacknowledged on a cached channel that has no
+    // consumer: stop again until the queue has no consumer, then close the connection, which
+    // returns every unacknowledged message to its queue. Only a message nobody acknowledged is
+    // back on it.
     MessageListenerContainer container = registry.getListenerContainer(CONTAINER);
     Await.until(
         "the message back on its queue once its consumer stopped",
@@ -148,6 +153,7 @@ class RabbitDeadLetterConfirmTest {
             container.stop();
             return false;
           }
+          connections.resetConnection();
           return RabbitMessages.ready(rabbit, queue) == 1;
         });
   }
