@@ -64,7 +64,9 @@ class MultipartRequestTest extends FilterTestBase {
     for (int attempt = 1; attempt <= 3; attempt++) {
       HttpResponse<String> refused = post(port, key);
       assertThat(refused.statusCode()).as("attempt %d: %s", attempt, refused.body()).isEqualTo(415);
-      assertThat(refused.body()).contains("multipart-not-supported");
+      assertThat(refused.body())
+          .contains("multipart-not-supported")
+          .contains("\"title\":\"Unsupported Media Type\"");
     }
     assertThat(uploads.get()).as("uploads the application handled").isZero();
     assertThat(inbox.admin().find("uploads", key)).as("the key's record").isEmpty();
