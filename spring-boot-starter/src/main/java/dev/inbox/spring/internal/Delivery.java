@@ -49,7 +49,8 @@ public interface Delivery {
   /**
    * Acknowledges the duplicates a batch listener is not given (the messages at these indexes),
    * where the listener acknowledges only the messages it is given; a no-op where the container or
-   * one acknowledgement of the whole batch settles them.
+   * one acknowledgement of the whole batch settles them. Either way they are settled: a recoverer
+   * of the batch, should the listener fail, dead-letters none of them.
    */
   void acknowledgeDuplicates(int[] indexes);
 

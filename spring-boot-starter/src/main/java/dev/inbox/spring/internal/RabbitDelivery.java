@@ -30,6 +30,10 @@ final class RabbitDelivery implements Delivery {
   // The delivery tags the inbox acknowledged: a retry interceptor calls the listener again with
   // this same delivery, and a second acknowledgement of a tag closes the channel.
   private final Set<Long> acknowledged = new HashSet<>();
+  // The delivery tags of the batch's duplicates, settled before the listener ran whatever the ack
+  // mode: in AUTO mode the container acknowledges them only with the batch, and a recoverer handed
+  // the failed batch must not dead-letter a message whose key committed.
+  private final Set<Long> duplicates = new HashSet<>();
   // The messages the inbox refused, by index, each with its refusal: the container hands a
   // recoverer a consumer batch as a whole, and only these are its to dead-letter.
   private final Map<Integer, RuntimeException> refused = new TreeMap<>();
@@ -159,7 +163,7 @@ final class RabbitDelivery implements Delivery {
    * What a recoverer that got this whole delivery with {@code failure} is to dead-letter: the
    * messages the inbox refused, each with its own refusal, when the failure is a refusal (the new
    * messages committed and the duplicates are settled); otherwise (the listener failed, its writes
-   * rolled back) every message but the duplicates the inbox acknowledged, with the failure.
+   * rolled back) every message but the duplicates, with the failure.
    */
   List<RabbitDeadLetters.DeadLetter> deadLetters(Throwable failure) {
     List<RabbitDeadLetters.DeadLetter> deadLetters = new ArrayList<>();
@@ -171,7 +175,8 @@ final class RabbitDelivery implements Delivery {
       return deadLetters;
     }
     for (org.springframework.amqp.core.Message message : amqpMessages) {
-      if (!acknowledged.contains(message.getMessageProperties().getDeliveryTag())) {
+      long tag = message.getMessageProperties().getDeliveryTag();
+      if (!acknowledged.contains(tag) && !duplicates.contains(tag)) {
         deadLetters.add(new RabbitDeadLetters.DeadLetter(message, failure));
       }
     }
@@ -257,6 +262,9 @@ final class RabbitDelivery implements Delivery {
    */
   @Override
   public void acknowledgeDuplicates(int[] indexes) {
+    for (int index : indexes) {
+      duplicates.add(amqpMessages.get(index).getMessageProperties().getDeliveryTag());
+    }
     if (indexes.length == 0 || !acknowledgeModes.of(scope()).isManual()) {
       return;
     }
