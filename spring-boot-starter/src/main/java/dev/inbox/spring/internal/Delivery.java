@@ -35,10 +35,15 @@ public interface Delivery {
   int failedIndex(Throwable failure, int[] deliveryIndexOfArgument);
 
   /**
-   * Translates a failure that names a message by its index in the list the listener was given into
-   * one that names it by its index in the whole delivery; anything else is returned as is.
+   * The listener's failure as the container is to see it: one that names a message (by its index in
+   * the list the listener was given, or itself) names it in the whole delivery, and names none
+   * after {@code firstUncommitted}, the first message of the delivery that the failure leaves
+   * unsettled (given to the listener, or refused by the inbox). A container that settles a batch up
+   * to the message a failure names (Kafka's {@code DefaultErrorHandler} commits the offsets before
+   * it) would otherwise settle messages whose writes rolled back with the listener's transaction.
+   * Anything else is returned as is.
    */
-  Throwable renumbered(Throwable failure, int[] deliveryIndexOfArgument);
+  Throwable renumbered(Throwable failure, int[] deliveryIndexOfArgument, int firstUncommitted);
 
   /**
    * Acknowledges a delivery whose listener was not called (all duplicates), where the listener

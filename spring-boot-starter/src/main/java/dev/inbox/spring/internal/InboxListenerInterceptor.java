@@ -141,7 +141,11 @@ public final class InboxListenerInterceptor implements MethodInterceptor {
       // rollback rule) and the message's retry would be answered DUPLICATE, never run again.
       setRollbackOnly();
       completion.failedWith(failure);
-      throw delivery.renumbered(failure, deliveryIndexOfArgument);
+      int firstUncommitted =
+          unsettled == null
+              ? deliveryIndexOfArgument[0]
+              : Math.min(firstUnsettled, deliveryIndexOfArgument[0]);
+      throw delivery.renumbered(failure, deliveryIndexOfArgument, firstUncommitted);
     }
   }
 

@@ -108,15 +108,41 @@ final class KafkaDelivery implements Delivery {
         : -1;
   }
 
+  /**
+   * {@inheritDoc}
+   *
+   * <p>A listener that names record k of its batch has had its whole transaction rolled back, the
+   * records before k included, while {@code DefaultErrorHandler} commits the offsets of the records
+   * before the one named as processed. So the container is told of the first record that did not
+   * commit instead (the first new record or the first the inbox refused); it commits only the
+   * duplicates before it and delivers the rest again. The attempt is counted for record k, so once
+   * its key gives up the inbox refuses it, the others commit, and k alone goes to the recoverer.
+   */
   @Override
-  public Throwable renumbered(Throwable failure, int[] deliveryIndexOfArgument) {
-    if (!(failure instanceof BatchListenerFailedException named) || named.getRecord() != null) {
+  public Throwable renumbered(
+      Throwable failure, int[] deliveryIndexOfArgument, int firstUncommitted) {
+    if (!(failure instanceof BatchListenerFailedException named)) {
       return failure;
     }
     int index = failedIndex(named, deliveryIndexOfArgument);
-    return index < 0
-        ? failure
-        : new BatchListenerFailedException(named.getMessage(), named.getCause(), index);
+    if (index < 0) {
+      return failure;
+    }
+    if (index <= firstUncommitted) {
+      return named.getRecord() != null
+          ? failure
+          : new BatchListenerFailedException(named.getMessage(), named.getCause(), index);
+    }
+    return new BatchListenerFailedException(
+        "the listener failed on record "
+            + index
+            + " of the batch ("
+            + named.getMessage()
+            + "), and its transaction rolled back every record from record "
+            + firstUncommitted
+            + " on, so the batch is delivered again from there",
+        named.getCause(),
+        firstUncommitted);
   }
 
   private static BatchListenerFailedException named(Throwable failure) {

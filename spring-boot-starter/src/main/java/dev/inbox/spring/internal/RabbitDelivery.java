@@ -136,7 +136,8 @@ final class RabbitDelivery implements Delivery {
   }
 
   @Override
-  public Throwable renumbered(Throwable failure, int[] deliveryIndexOfArgument) {
+  public Throwable renumbered(
+      Throwable failure, int[] deliveryIndexOfArgument, int firstUncommitted) {
     return failure;
   }
 

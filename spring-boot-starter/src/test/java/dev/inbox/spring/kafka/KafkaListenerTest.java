@@ -15,6 +15,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.function.Predicate;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -32,11 +33,13 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.kafka.config.ContainerPostProcessor;
+import org.springframework.kafka.config.KafkaListenerEndpointRegistry;
 import org.springframework.kafka.core.KafkaTemplate;
 import org.springframework.kafka.listener.AbstractMessageListenerContainer;
 import org.springframework.kafka.listener.ContainerProperties.AckMode;
 import org.springframework.kafka.listener.DeadLetterPublishingRecoverer;
 import org.springframework.kafka.listener.DefaultErrorHandler;
+import org.springframework.kafka.listener.MessageListenerContainer;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.util.backoff.FixedBackOff;
@@ -63,6 +66,7 @@ class KafkaListenerTest {
   private static final String JPA = KAFKA.newTopic("boot-jpa", 2);
   private static final String STORM = KAFKA.newTopic("boot-storm", 8);
   private static final String BATCH = KAFKA.newTopic("boot-batch", 1);
+  private static final String BATCH_NAMED = KAFKA.newTopic("boot-batch-named", 1);
   private static final String POISON = KAFKA.newTopic("boot-poison", 1);
   private static final String STRICT = KAFKA.newTopic("boot-strict", 1);
   private static final String CHECKED = KAFKA.newTopic("boot-checked", 1);
@@ -82,6 +86,7 @@ class KafkaListenerTest {
     registry.add("test.topic.jpa", () -> JPA);
     registry.add("test.topic.storm", () -> STORM);
     registry.add("test.topic.batch", () -> BATCH);
+    registry.add("test.topic.batch-named", () -> BATCH_NAMED);
     registry.add("test.topic.poison", () -> POISON);
     registry.add("test.topic.manual", () -> MANUAL);
     registry.add("test.topic.strict", () -> STRICT);
@@ -126,6 +131,7 @@ class KafkaListenerTest {
   @Autowired KafkaPaymentRepository payments;
   @Autowired JdbcTemplate jdbc;
   @Autowired Inbox inbox;
+  @Autowired KafkaListenerEndpointRegistry registry;
 
   @Test
   void jdbc_template_writes_commit_with_the_key_and_duplicates_are_skipped_and_acknowledged()
@@ -173,6 +179,44 @@ class KafkaListenerTest {
     for (String key : keys) {
       assertThat(effects("batch", key)).as("effects of %s", key).isEqualTo(1);
     }
+  }
+
+  /**
+   * A batch listener that names its failed record: Spring Kafka commits the records before it as
+   * processed and retries from it. The listener's transaction rolled back the writes of those
+   * records too, so each must still take effect once, and only the named record be dead-lettered.
+   */
+  @Test
+  void a_batch_listener_naming_its_failed_record_loses_none_before_it() throws Exception {
+    String topic = BATCH_NAMED;
+    MessageListenerContainer container = registry.getListenerContainer("batch-named");
+    List<String> keys = keys(5);
+    List<String> handled = keys.subList(0, 2);
+    for (String key : handled) {
+      send(topic, null, key, key);
+    }
+    container.start();
+    awaitCommitted("batch-named-listener", topic, 2);
+    container.stop();
+    for (String key : handled) {
+      send(topic, null, key, key);
+    }
+    String before = keys.get(2);
+    String poison = keys.get(3);
+    String after = keys.get(4);
+    send(topic, null, before, before);
+    send(topic, null, poison, "poison-" + poison);
+    send(topic, null, after, after);
+    container.start();
+    awaitCommitted("batch-named-listener", topic, 7);
+
+    List<ConsumerRecord<String, String>> dead = deadLettersUpTo(BATCH_NAMED, poison);
+    assertThat(dead).extracting(ConsumerRecord::key).containsExactly(poison);
+    for (String key : List.of(keys.get(0), keys.get(1), before, after)) {
+      assertThat(effects("batch-named", key)).as("effects of %s", key).isEqualTo(1);
+    }
+    assertThat(effects("batch-named", "poison-" + poison)).isZero();
+    container.stop();
   }
 
   @Test
@@ -404,8 +448,40 @@ class KafkaListenerTest {
     }
   }
 
-  private ConsumerRecord<String, String> awaitDeadLetter(String key) throws Exception {
-    try (KafkaConsumer<String, String> consumer =
+  /**
+   * The dead letters of {@code topic}'s records up to the one of {@code lastKey}, in the order
+   * published: the dead-letter topic is shared, so only records of that topic count.
+   */
+  private List<ConsumerRecord<String, String>> deadLettersUpTo(String topic, String lastKey)
+      throws Exception {
+    return deadLetters(r -> topic.equals(header(r, "kafka_dlt-original-topic")), lastKey);
+  }
+
+  /** The dead letters {@code kept}, in the order published, until one of {@code lastKey}. */
+  private List<ConsumerRecord<String, String>> deadLetters(
+      Predicate<ConsumerRecord<String, String>> kept, String lastKey) throws Exception {
+    try (KafkaConsumer<String, String> consumer = deadLetterReader()) {
+      List<ConsumerRecord<String, String>> found = new ArrayList<>();
+      Await.until(
+          "the dead letter of " + lastKey,
+          Duration.ofSeconds(90),
+          () -> {
+            consumer
+                .poll(Duration.ofMillis(200))
+                .forEach(
+                    r -> {
+                      if (kept.test(r)) {
+                        found.add(r);
+                      }
+                    });
+            return found.stream().anyMatch(r -> lastKey.equals(r.key()));
+          });
+      return found;
+    }
+  }
+
+  private static KafkaConsumer<String, String> deadLetterReader() {
+    KafkaConsumer<String, String> consumer =
         new KafkaConsumer<>(
             Map.of(
                 ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG,
@@ -415,24 +491,12 @@ class KafkaListenerTest {
                 ConsumerConfig.AUTO_OFFSET_RESET_CONFIG,
                 "earliest"),
             new StringDeserializer(),
-            new StringDeserializer())) {
-      consumer.assign(List.of(new TopicPartition(DEAD_LETTERS, 0)));
-      List<ConsumerRecord<String, String>> found = new ArrayList<>();
-      Await.until(
-          "the dead letter of " + key,
-          Duration.ofSeconds(90),
-          () -> {
-            consumer
-                .poll(Duration.ofMillis(200))
-                .forEach(
-                    r -> {
-                      if (key.equals(r.key())) {
-                        found.add(r);
-                      }
-                    });
-            return !found.isEmpty();
-          });
-      return found.get(0);
-    }
+            new StringDeserializer());
+    consumer.assign(List.of(new TopicPartition(DEAD_LETTERS, 0)));
+    return consumer;
+  }
+
+  private ConsumerRecord<String, String> awaitDeadLetter(String key) throws Exception {
+    return deadLetters(r -> key.equals(r.key()), key).get(0);
   }
 }

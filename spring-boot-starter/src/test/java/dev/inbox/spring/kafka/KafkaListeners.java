@@ -8,6 +8,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.kafka.annotation.KafkaListener;
+import org.springframework.kafka.listener.BatchListenerFailedException;
 import org.springframework.kafka.support.Acknowledgment;
 import org.springframework.stereotype.Component;
 import org.springframework.transaction.annotation.Transactional;
@@ -58,6 +59,31 @@ public class KafkaListeners {
     call("batch");
     for (String payload : payloads) {
       jdbc.update("INSERT INTO boot_kafka.effects (listener, key) VALUES ('batch', ?)", payload);
+    }
+  }
+
+  /**
+   * Names the first poison payload of its batch with a {@code BatchListenerFailedException}, as
+   * Spring Kafka asks of batch listeners, after writing an effect per payload.
+   */
+  @Transactional
+  @KafkaListener(
+      id = "batch-named",
+      topics = "${test.topic.batch-named}",
+      groupId = "batch-named-listener",
+      batch = "true",
+      autoStartup = "false")
+  public void onBatchNamed(List<String> payloads) {
+    call("batch-named");
+    for (int i = 0; i < payloads.size(); i++) {
+      jdbc.update(
+          "INSERT INTO boot_kafka.effects (listener, key) VALUES ('batch-named', ?)",
+          payloads.get(i));
+    }
+    for (int i = 0; i < payloads.size(); i++) {
+      if (payloads.get(i).startsWith("poison-")) {
+        throw new BatchListenerFailedException("payload " + i + " is poison", i);
+      }
     }
   }
 
