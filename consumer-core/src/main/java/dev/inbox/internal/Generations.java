@@ -22,8 +22,9 @@ import org.slf4j.LoggerFactory;
 /**
  * Rotation and retention of a partitioned inbox's generations (docs/scale.md, "Rotation" and
  * "Retention"). A rotation attaches the next generation's partition and makes it the write
- * generation only once every transaction that held a lock on the table before the attach has ended,
- * so that no transaction routes a row to a partition its plan does not know. A retirement carries
+ * generation only once no backend can still route rows by a list of partitions that lacks it: it
+ * waits for the transactions that held a lock on the table after the attach, invalidates every
+ * backend's cached list of the table's partitions once more, and waits again. A retirement carries
  * the rows the plain table would keep over to the write generation, detaches the partition
  * concurrently and drops it.
  *
@@ -164,15 +165,17 @@ final class Generations {
               + next
               + ")");
     }
-    if (waitForOlderTransactions && !lockersEnded(connection, parent)) {
-      log.warn(
-          "generation {} of {} is attached, but transactions that locked the table before stayed"
-              + " open longer than lockTimeout ({}); writes stay in generation {} until a later"
-              + " rotation finishes the switch",
-          next,
-          parent,
-          settings.lockTimeout(),
-          next - 1);
+    if (waitForOlderTransactions && !olderTransactionsEnded(connection, next)) {
+      return false;
+    }
+    // A backend whose list of partitions was read from the catalog before the attach committed
+    // but stored after the backend had read the attach's invalidation keeps that list, without
+    // the new partition, across its transactions; the wait above only ended the transaction that
+    // built it. Such a build runs under a lock on the table taken before the attach, so it has
+    // ended now: invalidate every backend's list once more, and wait for the transactions that
+    // may still be using a stale one (docs/scale.md, "The catalog snapshot").
+    inTransaction(connection, invalidatePartitionLists());
+    if (waitForOlderTransactions && !olderTransactionsEnded(connection, next)) {
       return false;
     }
     try (PreparedStatement ps =
@@ -183,6 +186,36 @@ final class Generations {
     }
     log.debug("{} writes to generation {}", parent, next);
     return true;
+  }
+
+  /**
+   * Waits for the transactions that hold a lock on the table now, as {@link #lockersEnded} does;
+   * logs and returns false when one outlived lockTimeout. The next rotation finds the generation's
+   * partition attached and does every step after the attach again.
+   */
+  private boolean olderTransactionsEnded(Connection connection, int next) throws SQLException {
+    if (lockersEnded(connection, parent)) {
+      return true;
+    }
+    log.warn(
+        "generation {} of {} is attached, but transactions that locked the table before stayed"
+            + " open longer than lockTimeout ({}); writes stay in generation {} until a later"
+            + " rotation finishes the switch",
+        next,
+        parent,
+        settings.lockTimeout(),
+        next - 1);
+    return false;
+  }
+
+  /**
+   * A catalog change of the table that changes nothing but sends every backend an invalidation of
+   * its cached description of the table, its list of partitions among them: the generation column's
+   * n_distinct on the parent reset, which the inbox never sets. SHARE UPDATE EXCLUSIVE on the
+   * parent only, as the attach takes: no claim's lock conflicts with it.
+   */
+  private String invalidatePartitionLists() {
+    return "ALTER TABLE ONLY " + parent + " ALTER COLUMN generation RESET (n_distinct)";
   }
 
   private long retire(Connection connection) throws SQLException {

@@ -33,30 +33,32 @@ class PartitionedReviewTest extends PartitionedTestSupport {
   private static final Duration RETENTION = Duration.ofHours(24);
 
   /**
-   * The rotation's window: a transaction that first locks the table after the attach (so the
-   * rotation does not wait for it) and before the switch claims k into generation 0 and is still
-   * open after the switch. A claim of k afterwards routes to generation 1, waits for k's lock, and
-   * must answer DUPLICATE once the first commits, as the plain table does.
+   * The rotation's window: a transaction that first locks the table after the rotation listed the
+   * transactions its second wait waits for (so the rotation does not wait for it) and before the
+   * switch claims k into generation 0 and is still open after the switch. A claim of k afterwards
+   * routes to generation 1, waits for k's lock, and must answer DUPLICATE once the first commits,
+   * as the plain table does. The rotation is held in each of its two waits by a transaction open
+   * since before it listed them: {@code old} since before the attach, {@code middle} since between
+   * the first wait's list and the refresh of the partition lists.
    */
   private Claim claimAcrossTheSwitch(Inbox inbox, Callable<Claim> secondClaim) throws Exception {
     Generations generations = generations(inbox);
     ExecutorService threads = Executors.newFixedThreadPool(2);
     try (Connection old = begin();
+        Connection middle = begin();
         Connection first = begin()) {
       assertThat(inbox.claim(old, SCOPE, "before", null).isNew()).isTrue();
+      String unrefreshed = generationColumnVersion();
       Future<Boolean> rotated = threads.submit(() -> generations.rotate(true));
-      Await.until(
-          "generation 1 attached",
-          Duration.ofMinutes(2),
-          () -> {
-            try (Connection c = dataSource.getConnection()) {
-              return generations.state(c, 1) == PartitionState.ATTACHED;
-            }
-          });
+      awaitRotationWaiting(rotated, "the first wait, for old", unrefreshed, false);
+      assertThat(generations.state(old, 1)).isEqualTo(PartitionState.ATTACHED);
+      assertThat(inbox.claim(middle, SCOPE, "between", null).isNew()).isTrue();
+      old.commit();
+      awaitRotationWaiting(rotated, "the second wait, for middle", unrefreshed, true);
       Claim firstClaim = inbox.claim(first, SCOPE, "k", null);
       assertThat(firstClaim.isNew()).isTrue();
       effect(first, "k");
-      old.commit();
+      middle.commit();
       assertThat(rotated.get()).as("the switch does not wait for the later transaction").isTrue();
       assertThat(writeGeneration()).isEqualTo(1);
       int firstPid = pid(first);

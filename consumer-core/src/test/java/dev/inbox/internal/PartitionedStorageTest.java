@@ -22,7 +22,9 @@ import dev.inbox.testing.Await;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -36,6 +38,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
+import org.postgresql.PGStatement;
 
 /** The key guard and the rotation on real PostgreSQL: exactness across generations. */
 class PartitionedStorageTest extends PartitionedTestSupport {
@@ -282,6 +285,157 @@ class PartitionedStorageTest extends PartitionedTestSupport {
     assertThat(executeWithEffect(inbox, "after").outcome()).isEqualTo(ClaimOutcome.NEW);
     assertThat(generationOf("after")).isEqualTo(1);
     assertThat(inbox.admin().lookup(SCOPE, "during", null)).isPresent();
+  }
+
+  /**
+   * The 23514 of the storm, deterministic. A backend that builds its list of the table's partitions
+   * (PostgreSQL's partition descriptor, kept in its relation cache across transactions) from a
+   * catalog snapshot taken before the attach of generation 1 commits, and reads the attach's
+   * invalidation before it stores that list, keeps the list without generation 1 after its
+   * transaction ended: the invalidation is spent. The rotation's wait for older transactions does
+   * not help, since that transaction ended before the switch. Without a second invalidation after
+   * the wait, this backend's next claim of a new key is routed to generation 1 and fails with "no
+   * partition of relation found for row".
+   */
+  @Test
+  void a_partition_list_built_across_the_attach_is_refreshed_before_the_switch() throws Exception {
+    Inbox inbox = inbox();
+    Generations generations = generations(inbox);
+    try (Connection stale = dataSource.getConnection()) {
+      attachWhileItsListIsBuilt(stale, generations);
+      assertThat(generations.rotate(true)).isTrue();
+      assertThat(writeGeneration()).isEqualTo(1);
+      stale.setAutoCommit(false);
+      Claim after = inbox.claim(stale, SCOPE, "after", null);
+      assertThat(after.isNew()).isTrue();
+      inbox.complete(stale, after, null);
+      stale.commit();
+    }
+    assertThat(generationOf("after")).isEqualTo(1);
+  }
+
+  /**
+   * The second wait: a transaction of the backend with the stale list that locked the table after
+   * the rotation listed the transactions of its first wait, and before the refresh, may go on
+   * routing by the stale list (a backend reads invalidations inside a transaction only when it
+   * takes a lock it does not hold yet, or when told to catch up), so the rotation switches only
+   * once it has ended; its claims meanwhile go to generation 0. Without the second wait the switch
+   * happens while it is open (seen: this test fails on that).
+   */
+  @Test
+  void a_transaction_with_a_stale_partition_list_is_waited_for_after_the_refresh()
+      throws Exception {
+    Inbox inbox =
+        inbox(s -> s.lockTimeout(Duration.ofMinutes(5)).leaseDuration(Duration.ofMinutes(10)));
+    Generations generations = generations(inbox);
+    ExecutorService rotation = Executors.newSingleThreadExecutor();
+    try (Connection stale = dataSource.getConnection();
+        Connection old = begin()) {
+      attachWhileItsListIsBuilt(stale, generations);
+      assertThat(inbox.claim(old, SCOPE, "before", null).isNew()).isTrue();
+      String unrefreshed = generationColumnVersion();
+      Future<Boolean> rotated = rotation.submit(() -> generations.rotate(true));
+      awaitRotationWaiting(rotated, "the first wait, for old", unrefreshed, false);
+      stale.setAutoCommit(false);
+      Claim a = inbox.claim(stale, SCOPE, "a", null);
+      assertThat(a.isNew()).isTrue();
+      old.commit();
+      awaitRotationWaiting(
+          rotated, "the second wait, for the stale transaction", unrefreshed, true);
+      Claim b = inbox.claim(stale, SCOPE, "b", null);
+      assertThat(b.isNew()).isTrue();
+      assertThat(rotated.isDone()).as("the switch waits for the stale transaction").isFalse();
+      inbox.complete(stale, a, null);
+      inbox.complete(stale, b, null);
+      stale.commit();
+      assertThat(rotated.get()).isTrue();
+      Claim c = inbox.claim(stale, SCOPE, "c", null);
+      assertThat(c.isNew()).isTrue();
+      inbox.complete(stale, c, null);
+      stale.commit();
+    } finally {
+      rotation.shutdownNow();
+    }
+    assertThat(generationOf("a")).isZero();
+    assertThat(generationOf("b")).isZero();
+    assertThat(generationOf("c")).isEqualTo(1);
+  }
+
+  /**
+   * Step 1 of a rotation (attaching generation 1), committed while {@code stale}'s backend builds
+   * its list of the partitions: after the catalog read of the list, before the backend reads the
+   * attach's invalidation. The build is held there by a lock on pg_class, which its cache miss on a
+   * partition's pg_class row waits for; the backend keeps the list without generation 1.
+   */
+  private void attachWhileItsListIsBuilt(Connection stale, Generations generations)
+      throws Exception {
+    String parent = schema + ".inbox";
+    String readThroughParent =
+        "SELECT count(*) FROM " + parent + " WHERE scope = 's' AND key = 'absent'";
+    ExecutorService reader = Executors.newSingleThreadExecutor();
+    try (Connection attach = dataSource.getConnection();
+        Connection catalogLock = dataSource.getConnection();
+        Connection observer = dataSource.getConnection();
+        PreparedStatement waitEvent =
+            observer.prepareStatement(
+                "SELECT coalesce(wait_event_type, '') FROM pg_stat_get_activity(?)")) {
+      // Server-side from its first run: while pg_class is locked, parsing a query could wait.
+      waitEvent.unwrap(PGStatement.class).setPrepareThreshold(1);
+      waitEvent.setInt(1, pid(stale));
+      waitEvent.executeQuery().close();
+      // The backend's caches warm, then its partitions' pg_class rows invalidated (ANALYZE
+      // rewrites their statistics), then the parent's relation entry rebuilt without its list.
+      execute(stale, readThroughParent);
+      execute(stale, readThroughParent);
+      sql("ANALYZE " + parent);
+      execute(stale, "SELECT pg_relation_size('" + parent + "')");
+
+      attach.setAutoCommit(false);
+      execute(
+          attach,
+          "CREATE TABLE IF NOT EXISTS "
+              + generations.partition(1)
+              + " (LIKE "
+              + parent
+              + " INCLUDING DEFAULTS INCLUDING CONSTRAINTS)");
+      execute(
+          attach,
+          "ALTER TABLE "
+              + parent
+              + " ATTACH PARTITION "
+              + generations.partition(1)
+              + " FOR VALUES IN (1)");
+      catalogLock.setAutoCommit(false);
+      execute(catalogLock, "LOCK TABLE pg_catalog.pg_class IN ACCESS EXCLUSIVE MODE");
+      try {
+        Future<?> read = reader.submit(() -> execute(stale, readThroughParent));
+        Await.until(
+            "the reader's list of partitions waits for pg_class",
+            Duration.ofMinutes(1),
+            () -> {
+              try (ResultSet rs = waitEvent.executeQuery()) {
+                return rs.next() && rs.getString(1).equals("Lock");
+              }
+            });
+        attach.commit();
+        catalogLock.rollback();
+        read.get(1, TimeUnit.MINUTES);
+      } finally {
+        attach.rollback();
+        catalogLock.rollback();
+      }
+    } finally {
+      reader.shutdownNow();
+    }
+    assertThat(generations.state(stale, 1)).isEqualTo(Generations.PartitionState.ATTACHED);
+    assertThat(writeGeneration()).isZero();
+  }
+
+  private static Void execute(Connection connection, String statement) throws SQLException {
+    try (Statement s = connection.createStatement()) {
+      s.execute(statement);
+    }
+    return null;
   }
 
   @Test

@@ -21,6 +21,7 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.Future;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -211,6 +212,67 @@ abstract class PartitionedTestSupport {
         throw new AssertionError("more than one row from " + query);
       }
       return value;
+    }
+  }
+
+  /**
+   * The version of the parent's generation column in pg_attribute, which a rotation's refresh of
+   * the backends' partition lists (a reset of its n_distinct) changes.
+   */
+  protected String generationColumnVersion() throws SQLException {
+    return queryText(
+        "SELECT xmin::text FROM pg_catalog.pg_attribute WHERE attrelid = '"
+            + schema
+            + ".inbox'::regclass AND attname = 'generation'");
+  }
+
+  /**
+   * Waits until the rotation polls for the end of the transactions it listed, before the refresh of
+   * the partition lists ({@code refreshed} false: its first wait) or after it (its second), or
+   * until it has returned. The rotation's backend is the one that holds this schema's pass lock;
+   * its last query is the poll's only once it has listed the transactions it waits for.
+   */
+  protected void awaitRotationWaiting(
+      Future<?> rotation, String what, String unrefreshed, boolean refreshed) throws Exception {
+    String passLock = schema + ".inbox" + '\u001f' + "generations";
+    Await.until(
+        what,
+        Duration.ofMinutes(2),
+        () -> {
+          if (rotation.isDone()) {
+            return true;
+          }
+          // Read in the order that makes the poll seen the one of the wait asked for: a refresh
+          // committed before a poll was seen (a poll after it is the second wait's), or a poll
+          // seen before the refresh had committed (the first wait's).
+          if (refreshed) {
+            return !generationColumnVersion().equals(unrefreshed) && rotationPolls(passLock);
+          }
+          return rotationPolls(passLock) && generationColumnVersion().equals(unrefreshed);
+        });
+  }
+
+  /** Whether the backend that holds the pass lock last ran the rotation's poll. */
+  private boolean rotationPolls(String passLock) throws SQLException {
+    return queryLong(
+            "SELECT count(*) FROM pg_catalog.pg_locks l JOIN pg_catalog.pg_stat_activity a"
+                + " ON a.pid = l.pid WHERE l.locktype = 'advisory' AND l.objsubid = 1"
+                + " AND l.granted AND l.classid::bigint = (hashtextextended('"
+                + passLock
+                + "', 0) >> 32) & 4294967295 AND l.objid::bigint = hashtextextended('"
+                + passLock
+                + "', 0) & 4294967295 AND a.query LIKE '%virtualxid%'")
+        == 1;
+  }
+
+  protected String queryText(String query) throws SQLException {
+    try (Connection c = dataSource.getConnection();
+        Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery(query)) {
+      if (!rs.next()) {
+        throw new AssertionError("no row from " + query);
+      }
+      return rs.getString(1);
     }
   }
 
