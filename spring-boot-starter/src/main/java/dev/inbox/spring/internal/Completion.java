@@ -34,6 +34,7 @@ final class Completion implements TransactionSynchronization {
   private final List<Claim> claims;
   private final int[] deliveryIndexOfArgument;
   private Throwable failure;
+  private boolean nacked;
 
   Completion(
       Inbox inbox,
@@ -50,6 +51,15 @@ final class Completion implements TransactionSynchronization {
 
   void failedWith(Throwable failure) {
     this.failure = failure;
+  }
+
+  /**
+   * The listener negatively acknowledged: its transaction rolls back and the container delivers the
+   * message again, with no attempt counted (as Spring Kafka's nack does not use the error handler's
+   * back-off).
+   */
+  void nacked() {
+    this.nacked = true;
   }
 
   /**
@@ -83,6 +93,7 @@ final class Completion implements TransactionSynchronization {
   @Override
   public void afterCompletion(int status) {
     if (status != STATUS_ROLLED_BACK
+        || (nacked && failure == null)
         || (failure != null && TransientFailures.isTransient(failure))) {
       return;
     }

@@ -46,6 +46,18 @@ public interface Delivery {
   Throwable renumbered(Throwable failure, int[] deliveryIndexOfArgument, int firstUncommitted);
 
   /**
+   * The listener's arguments with its acknowledgement handle (Kafka's {@code Acknowledgment})
+   * replaced by one that acknowledges only after the listener's transaction committed, speaks of
+   * the messages by their index in the whole delivery, and on a negative acknowledgement runs
+   * {@code nacked} (which rolls the transaction back) and has the delivery redelivered from {@code
+   * firstUncommitted}; the arguments as they are where there is none to replace.
+   */
+  default Object[] guardAcknowledgments(
+      Object[] arguments, int[] deliveryIndexOfArgument, int firstUncommitted, Runnable nacked) {
+    return arguments;
+  }
+
+  /**
    * Acknowledges a delivery whose listener was not called (all duplicates), where the listener
    * acknowledges itself (manual ack modes); a no-op where the container acknowledges.
    */

@@ -126,8 +126,32 @@ public final class InboxListenerInterceptor implements MethodInterceptor {
     Completion completion =
         new Completion(inbox, transaction, delivery, newClaims, deliveryIndexOfArgument);
     TransactionSynchronizationManager.registerSynchronization(completion);
+    int firstUncommitted =
+        unsettled == null
+            ? deliveryIndexOfArgument[0]
+            : Math.min(firstUnsettled, deliveryIndexOfArgument[0]);
+    boolean[] nacked = new boolean[1];
+    Object[] arguments = invocation.getArguments();
+    Object[] guarded =
+        delivery.guardAcknowledgments(
+            arguments,
+            deliveryIndexOfArgument,
+            firstUncommitted,
+            () -> {
+              nacked[0] = true;
+              completion.nacked();
+              setRollbackOnly();
+            });
+    if (guarded != arguments) {
+      setArguments(invocation, guarded);
+    }
     try {
       Object result = invocation.proceed();
+      if (nacked[0]) {
+        // Rolled back without an exception: the container acts on the nack, delivering the
+        // message again, which must find its key unclaimed.
+        return result;
+      }
       if (rollbackOnly()) {
         throw new ListenerRolledBackException(invocation.getMethod());
       }
@@ -141,12 +165,18 @@ public final class InboxListenerInterceptor implements MethodInterceptor {
       // rollback rule) and the message's retry would be answered DUPLICATE, never run again.
       setRollbackOnly();
       completion.failedWith(failure);
-      int firstUncommitted =
-          unsettled == null
-              ? deliveryIndexOfArgument[0]
-              : Math.min(firstUnsettled, deliveryIndexOfArgument[0]);
       throw delivery.renumbered(failure, deliveryIndexOfArgument, firstUncommitted);
     }
+  }
+
+  private static void setArguments(MethodInvocation invocation, Object[] arguments) {
+    if (!(invocation instanceof ProxyMethodInvocation proxied)) {
+      throw new IllegalStateException(
+          "cannot hand "
+              + invocation.getMethod()
+              + " the inbox's acknowledgement, which indicates a bug");
+    }
+    proxied.setArguments(arguments);
   }
 
   /**

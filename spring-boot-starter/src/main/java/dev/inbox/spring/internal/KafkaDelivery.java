@@ -3,11 +3,14 @@ package dev.inbox.spring.internal;
 import dev.inbox.internal.Fingerprints;
 import dev.inbox.kafka.KeyExtractor;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.springframework.kafka.listener.BatchListenerFailedException;
 import org.springframework.kafka.support.Acknowledgment;
+import org.springframework.transaction.support.TransactionSynchronization;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
 
 /**
  * The records a Spring Kafka container hands to a listener: one for a record listener, a poll's for
@@ -94,9 +97,15 @@ final class KafkaDelivery implements Delivery {
     if (named == null) {
       return -1;
     }
-    if (named.getRecord() != null) {
+    ConsumerRecord<?, ?> record = named.getRecord();
+    if (record != null) {
+      // By topic, partition and offset, as DefaultErrorHandler finds it: the listener may name a
+      // copy (a later batch interceptor's, say) of a record of the batch.
       for (int i = 0; i < records.size(); i++) {
-        if (records.get(i) == named.getRecord()) {
+        ConsumerRecord<Object, Object> candidate = records.get(i);
+        if (candidate.topic().equals(record.topic())
+            && candidate.partition() == record.partition()
+            && candidate.offset() == record.offset()) {
           return i;
         }
       }
@@ -121,17 +130,24 @@ final class KafkaDelivery implements Delivery {
   @Override
   public Throwable renumbered(
       Throwable failure, int[] deliveryIndexOfArgument, int firstUncommitted) {
-    if (!(failure instanceof BatchListenerFailedException named)) {
+    // Spring Kafka's DefaultErrorHandler finds a BatchListenerFailedException anywhere in the
+    // cause chain (an aspect's or a future's wrapper around it), so one found there is renumbered
+    // too: left as it is, it would name the record by its index in the listener's cut list, and
+    // have the records before it committed although they rolled back.
+    BatchListenerFailedException named = named(failure);
+    if (named == null) {
       return failure;
     }
     int index = failedIndex(named, deliveryIndexOfArgument);
     if (index < 0) {
       return failure;
     }
+    boolean wrapped = named != failure;
+    Throwable cause = wrapped ? failure : named.getCause();
     if (index <= firstUncommitted) {
-      return named.getRecord() != null
+      return !wrapped && named.getRecord() != null
           ? failure
-          : new BatchListenerFailedException(named.getMessage(), named.getCause(), index);
+          : new BatchListenerFailedException(named.getMessage(), cause, index);
     }
     return new BatchListenerFailedException(
         "the listener failed on record "
@@ -141,7 +157,7 @@ final class KafkaDelivery implements Delivery {
             + "), and its transaction rolled back every record from record "
             + firstUncommitted
             + " on, so the batch is delivered again from there",
-        named.getCause(),
+        cause,
         firstUncommitted);
   }
 
@@ -152,6 +168,108 @@ final class KafkaDelivery implements Delivery {
       }
     }
     return null;
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>The listener's {@link Acknowledgment} is replaced by one that acknowledges only once the
+   * listener's transaction committed (an offset committed before a commit that fails would lose the
+   * record: in {@code MANUAL_IMMEDIATE} at once, in {@code MANUAL} with the next commit), names
+   * records by their index in the whole batch, not in the listener's cut list, and answers a {@code
+   * nack} by rolling the transaction back (the keys it claimed would otherwise commit, and the
+   * records delivered again be skipped as duplicates): a batch is delivered again from its first
+   * record that did not commit.
+   */
+  @Override
+  public Object[] guardAcknowledgments(
+      Object[] arguments, int[] deliveryIndexOfArgument, int firstUncommitted, Runnable nacked) {
+    Object[] guarded = null;
+    for (int a = 0; a < arguments.length; a++) {
+      if (arguments[a] instanceof Acknowledgment acknowledgment
+          && !(acknowledgment instanceof AfterCommitAcknowledgment)) {
+        if (guarded == null) {
+          guarded = arguments.clone();
+        }
+        guarded[a] =
+            new AfterCommitAcknowledgment(
+                acknowledgment, deliveryIndexOfArgument, firstUncommitted, nacked);
+      }
+    }
+    return guarded == null ? arguments : guarded;
+  }
+
+  private static final class AfterCommitAcknowledgment implements Acknowledgment {
+    private final Acknowledgment container;
+    private final int[] deliveryIndexOfArgument;
+    private final int firstUncommitted;
+    private final Runnable nacked;
+
+    AfterCommitAcknowledgment(
+        Acknowledgment container,
+        int[] deliveryIndexOfArgument,
+        int firstUncommitted,
+        Runnable nacked) {
+      this.container = container;
+      this.deliveryIndexOfArgument = deliveryIndexOfArgument;
+      this.firstUncommitted = firstUncommitted;
+      this.nacked = nacked;
+    }
+
+    @Override
+    public void acknowledge() {
+      afterCommit(container::acknowledge);
+    }
+
+    @Override
+    public void acknowledge(int index) {
+      int inBatch = deliveryIndex(index);
+      afterCommit(() -> container.acknowledge(inBatch));
+    }
+
+    @Override
+    public void nack(Duration sleep) {
+      nacked.run();
+      container.nack(sleep);
+    }
+
+    @Override
+    public void nack(int index, Duration sleep) {
+      deliveryIndex(index);
+      nacked.run();
+      container.nack(firstUncommitted, sleep);
+    }
+
+    @Override
+    public boolean isOutOfOrderCommit() {
+      return container.isOutOfOrderCommit();
+    }
+
+    private int deliveryIndex(int index) {
+      if (index < 0 || index >= deliveryIndexOfArgument.length) {
+        throw new IllegalArgumentException(
+            "index "
+                + index
+                + " is not one of the "
+                + deliveryIndexOfArgument.length
+                + " records the listener was given");
+      }
+      return deliveryIndexOfArgument[index];
+    }
+
+    private static void afterCommit(Runnable acknowledgement) {
+      if (!TransactionSynchronizationManager.isSynchronizationActive()) {
+        acknowledgement.run();
+        return;
+      }
+      TransactionSynchronizationManager.registerSynchronization(
+          new TransactionSynchronization() {
+            @Override
+            public void afterCommit() {
+              acknowledgement.run();
+            }
+          });
+    }
   }
 
   /**
