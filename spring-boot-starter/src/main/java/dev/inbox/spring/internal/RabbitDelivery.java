@@ -8,12 +8,16 @@ import dev.inbox.internal.Fingerprints;
 import dev.inbox.spring.DeliveryRejectedException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import org.springframework.transaction.support.TransactionSynchronization;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
 
 /**
  * The messages a Spring AMQP container hands to a listener: the key is the {@code messageId}
@@ -276,6 +280,76 @@ final class RabbitDelivery implements Delivery {
     } catch (IOException e) {
       throw new UncheckedIOException("could not acknowledge a duplicate", e);
     }
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>In MANUAL mode the listener's {@link Channel} is replaced by one whose {@code basicAck} is
+   * sent once the listener's transaction committed, and not at all when it rolled back: the
+   * listener acknowledges inside its transaction, and a message acknowledged before a commit that
+   * then fails (a serialization failure, a lost connection, an aborted transaction) would be gone
+   * with its effect. Everything else, {@code basicNack} and {@code basicReject} included, goes
+   * straight to the channel.
+   */
+  @Override
+  public Object[] guardAcknowledgments(
+      Object[] arguments, int[] deliveryIndexOfArgument, int firstUncommitted, Runnable nacked) {
+    if (channel == null || !acknowledgeModes.of(scope()).isManual()) {
+      return arguments;
+    }
+    Object[] guarded = null;
+    for (int a = 0; a < arguments.length; a++) {
+      if (arguments[a] == channel) {
+        if (guarded == null) {
+          guarded = arguments.clone();
+        }
+        guarded[a] = afterCommitAcks(channel);
+      }
+    }
+    return guarded == null ? arguments : guarded;
+  }
+
+  private static Channel afterCommitAcks(Channel channel) {
+    return (Channel)
+        Proxy.newProxyInstance(
+            Channel.class.getClassLoader(),
+            new Class<?>[] {Channel.class},
+            (proxy, method, args) -> {
+              if (method.getName().equals("basicAck")
+                  && args != null
+                  && args.length == 2
+                  && TransactionSynchronizationManager.isSynchronizationActive()) {
+                long tag = (Long) args[0];
+                boolean multiple = (Boolean) args[1];
+                TransactionSynchronizationManager.registerSynchronization(
+                    new TransactionSynchronization() {
+                      @Override
+                      public void afterCommit() {
+                        try {
+                          channel.basicAck(tag, multiple);
+                        } catch (IOException e) {
+                          throw new UncheckedIOException(
+                              "could not acknowledge the listener's message after its commit", e);
+                        }
+                      }
+                    });
+                return null;
+              }
+              if (method.getDeclaringClass() == Object.class) {
+                return switch (method.getName()) {
+                  case "equals" -> proxy == args[0];
+                  case "hashCode" -> System.identityHashCode(proxy);
+                  case "toString" -> "after-commit acknowledgements of " + channel;
+                  default -> method.invoke(channel, args);
+                };
+              }
+              try {
+                return method.invoke(channel, args);
+              } catch (InvocationTargetException e) {
+                throw e.getCause();
+              }
+            });
   }
 
   /** Once per tag: a second acknowledgement of a delivery tag closes the channel. */
