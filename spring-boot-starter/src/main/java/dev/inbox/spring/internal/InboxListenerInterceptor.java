@@ -9,6 +9,7 @@ import dev.inbox.spi.CallerTransactions;
 import dev.inbox.spring.DeliveryRejectedException;
 import dev.inbox.spring.KeyInProgressException;
 import dev.inbox.spring.ListenerRolledBackException;
+import java.lang.reflect.Method;
 import java.sql.Connection;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -143,6 +144,7 @@ public final class InboxListenerInterceptor implements MethodInterceptor {
               setRollbackOnly();
             });
     if (guarded != arguments) {
+      keepWhatTheMethodCannotTake(invocation.getMethod(), arguments, guarded);
       setArguments(invocation, guarded);
     }
     try {
@@ -166,6 +168,21 @@ public final class InboxListenerInterceptor implements MethodInterceptor {
       setRollbackOnly();
       completion.failedWith(failure);
       throw delivery.renumbered(failure, deliveryIndexOfArgument, firstUncommitted);
+    }
+  }
+
+  /**
+   * Puts back the container's own argument where the method declares a type the inbox's stand-in is
+   * not (a Spring implementation of RabbitMQ's {@code Channel}, say): that listener acknowledges at
+   * once, inside its transaction, as without the inbox, rather than failing on every message.
+   */
+  private static void keepWhatTheMethodCannotTake(
+      Method method, Object[] arguments, Object[] guarded) {
+    Class<?>[] types = method.getParameterTypes();
+    for (int i = 0; i < guarded.length && i < types.length; i++) {
+      if (guarded[i] != arguments[i] && !types[i].isInstance(guarded[i])) {
+        guarded[i] = arguments[i];
+      }
     }
   }
 
