@@ -5,9 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.inbox.spring.TestApplication;
 import dev.inbox.testing.Await;
 import dev.inbox.testing.TestKafka;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -16,15 +14,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.clients.consumer.OffsetAndMetadata;
-import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.serialization.StringDeserializer;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
@@ -333,9 +324,7 @@ class KafkaFailureModesTest {
   }
 
   private void send(String topic, String key, String value) throws Exception {
-    ProducerRecord<String, String> record = new ProducerRecord<>(topic, null, key, value);
-    record.headers().add("idempotency-key", key.getBytes(StandardCharsets.UTF_8));
-    kafka.send(record).get();
+    KafkaChecks.send(kafka, topic, null, key, value);
   }
 
   private int effects(String listener, String key) {
@@ -347,57 +336,15 @@ class KafkaFailureModesTest {
   }
 
   private static long committed(String group, String topic) throws Exception {
-    try (Admin admin =
-        Admin.create(
-            Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, KAFKA.bootstrapServers()))) {
-      Map<TopicPartition, OffsetAndMetadata> offsets =
-          admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get();
-      return offsets.entrySet().stream()
-          .filter(e -> e.getKey().topic().equals(topic) && e.getValue() != null)
-          .mapToLong(e -> e.getValue().offset())
-          .sum();
-    }
+    return KafkaChecks.committed(KAFKA, group, topic);
   }
 
   private static void awaitCommitted(String group, String topic, long records) throws Exception {
-    Await.until(
-        group + " commits " + records + " records of " + topic,
-        Duration.ofSeconds(90),
-        () -> committed(group, topic) >= records);
+    KafkaChecks.awaitCommitted(KAFKA, group, topic, records);
   }
 
-  private List<ConsumerRecord<String, String>> deadLettersUpTo(String topic, String lastKey)
+  private static List<ConsumerRecord<String, String>> deadLettersUpTo(String topic, String lastKey)
       throws Exception {
-    try (KafkaConsumer<String, String> consumer =
-        new KafkaConsumer<>(
-            Map.of(
-                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG,
-                KAFKA.bootstrapServers(),
-                ConsumerConfig.GROUP_ID_CONFIG,
-                "dlt-reader-" + UUID.randomUUID(),
-                ConsumerConfig.AUTO_OFFSET_RESET_CONFIG,
-                "earliest"),
-            new StringDeserializer(),
-            new StringDeserializer())) {
-      consumer.assign(List.of(new TopicPartition(DEAD_LETTERS, 0)));
-      List<ConsumerRecord<String, String>> found = new ArrayList<>();
-      Await.until(
-          "the dead letter of " + lastKey,
-          Duration.ofSeconds(90),
-          () -> {
-            consumer
-                .poll(Duration.ofMillis(200))
-                .forEach(
-                    r -> {
-                      var original = r.headers().lastHeader("kafka_dlt-original-topic");
-                      if (original != null
-                          && topic.equals(new String(original.value(), StandardCharsets.UTF_8))) {
-                        found.add(r);
-                      }
-                    });
-            return found.stream().anyMatch(r -> lastKey.equals(r.key()));
-          });
-      return found;
-    }
+    return KafkaChecks.deadLettersUpTo(KAFKA, DEAD_LETTERS, topic, lastKey);
   }
 }

@@ -7,25 +7,14 @@ import dev.inbox.InboxRecord;
 import dev.inbox.NonRetryableException;
 import dev.inbox.spring.DeliveryRejectedException;
 import dev.inbox.spring.TestApplication;
-import dev.inbox.testing.Await;
 import dev.inbox.testing.TestKafka;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.UUID;
-import java.util.function.Predicate;
-import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.clients.consumer.OffsetAndMetadata;
-import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.Header;
-import org.apache.kafka.common.serialization.StringDeserializer;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
@@ -414,9 +403,7 @@ class KafkaListenerTest {
   }
 
   private void send(String topic, Integer partition, String key, String value) throws Exception {
-    ProducerRecord<String, String> record = new ProducerRecord<>(topic, partition, key, value);
-    record.headers().add("idempotency-key", key.getBytes(StandardCharsets.UTF_8));
-    kafka.send(record).get();
+    KafkaChecks.send(kafka, topic, partition, key, value);
   }
 
   private int effects(String listener, String key) {
@@ -429,74 +416,15 @@ class KafkaListenerTest {
 
   /** Until the group has committed past every record: each was handled or acknowledged. */
   private void awaitCommitted(String group, String topic, long records) throws Exception {
-    try (Admin admin =
-        Admin.create(
-            Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, KAFKA.bootstrapServers()))) {
-      Await.until(
-          group + " commits " + records + " records of " + topic,
-          Duration.ofSeconds(90),
-          () -> {
-            Map<TopicPartition, OffsetAndMetadata> offsets =
-                admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get();
-            long committed =
-                offsets.entrySet().stream()
-                    .filter(e -> e.getKey().topic().equals(topic) && e.getValue() != null)
-                    .mapToLong(e -> e.getValue().offset())
-                    .sum();
-            return committed >= records;
-          });
-    }
+    KafkaChecks.awaitCommitted(KAFKA, group, topic, records);
   }
 
-  /**
-   * The dead letters of {@code topic}'s records up to the one of {@code lastKey}, in the order
-   * published: the dead-letter topic is shared, so only records of that topic count.
-   */
   private List<ConsumerRecord<String, String>> deadLettersUpTo(String topic, String lastKey)
       throws Exception {
-    return deadLetters(r -> topic.equals(header(r, "kafka_dlt-original-topic")), lastKey);
-  }
-
-  /** The dead letters {@code kept}, in the order published, until one of {@code lastKey}. */
-  private List<ConsumerRecord<String, String>> deadLetters(
-      Predicate<ConsumerRecord<String, String>> kept, String lastKey) throws Exception {
-    try (KafkaConsumer<String, String> consumer = deadLetterReader()) {
-      List<ConsumerRecord<String, String>> found = new ArrayList<>();
-      Await.until(
-          "the dead letter of " + lastKey,
-          Duration.ofSeconds(90),
-          () -> {
-            consumer
-                .poll(Duration.ofMillis(200))
-                .forEach(
-                    r -> {
-                      if (kept.test(r)) {
-                        found.add(r);
-                      }
-                    });
-            return found.stream().anyMatch(r -> lastKey.equals(r.key()));
-          });
-      return found;
-    }
-  }
-
-  private static KafkaConsumer<String, String> deadLetterReader() {
-    KafkaConsumer<String, String> consumer =
-        new KafkaConsumer<>(
-            Map.of(
-                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG,
-                KAFKA.bootstrapServers(),
-                ConsumerConfig.GROUP_ID_CONFIG,
-                "dlt-reader-" + UUID.randomUUID(),
-                ConsumerConfig.AUTO_OFFSET_RESET_CONFIG,
-                "earliest"),
-            new StringDeserializer(),
-            new StringDeserializer());
-    consumer.assign(List.of(new TopicPartition(DEAD_LETTERS, 0)));
-    return consumer;
+    return KafkaChecks.deadLettersUpTo(KAFKA, DEAD_LETTERS, topic, lastKey);
   }
 
   private ConsumerRecord<String, String> awaitDeadLetter(String key) throws Exception {
-    return deadLetters(r -> key.equals(r.key()), key).get(0);
+    return KafkaChecks.deadLetters(KAFKA, DEAD_LETTERS, r -> key.equals(r.key()), key).get(0);
   }
 }
