@@ -168,7 +168,8 @@ final class RabbitDelivery implements Delivery {
    * What a recoverer that got this whole delivery with {@code failure} is to dead-letter: the
    * messages the inbox refused, each with its own refusal, when the failure is a refusal (the new
    * messages committed and the duplicates are settled); otherwise (the listener failed, its writes
-   * rolled back) every message but the duplicates, with the failure.
+   * rolled back) every message but the duplicates, each refused one with its refusal and the others
+   * with the failure.
    */
   List<RabbitDeadLetters.DeadLetter> deadLetters(Throwable failure) {
     List<RabbitDeadLetters.DeadLetter> deadLetters = new ArrayList<>();
@@ -179,10 +180,14 @@ final class RabbitDelivery implements Delivery {
               deadLetters.add(new RabbitDeadLetters.DeadLetter(amqpMessages.get(index), refusal)));
       return deadLetters;
     }
-    for (org.springframework.amqp.core.Message message : amqpMessages) {
+    for (int i = 0; i < amqpMessages.size(); i++) {
+      org.springframework.amqp.core.Message message = amqpMessages.get(i);
       long tag = message.getMessageProperties().getDeliveryTag();
       if (!acknowledged.contains(tag) && !duplicates.contains(tag)) {
-        deadLetters.add(new RabbitDeadLetters.DeadLetter(message, failure));
+        // A message the inbox refused goes with its refusal (its reason, its key's attempts), not
+        // with the failure of a listener that never got it.
+        Throwable cause = refused.containsKey(i) ? refused.get(i) : failure;
+        deadLetters.add(new RabbitDeadLetters.DeadLetter(message, cause));
       }
     }
     return deadLetters;

@@ -29,10 +29,11 @@ import org.springframework.transaction.annotation.Transactional;
 
 /**
  * A consumer-batch {@code @RabbitListener} in AUTO ack mode whose listener fails on a batch that
- * holds duplicates: after the listener retry, its {@link InboxRepublishMessageRecoverer}
- * dead-letters every message of the batch but the duplicates, each once, and the container
- * acknowledges the batch. A duplicate, settled when it was first handled, is neither dead-lettered
- * nor handled again, and the new messages' writes rolled back with the failure.
+ * holds duplicates and a mismatch: after the listener retry, its {@link
+ * InboxRepublishMessageRecoverer} dead-letters every message of the batch but the duplicates, each
+ * once (the mismatch with its refusal), and the container acknowledges the batch. A duplicate,
+ * settled when it was first handled, is neither dead-lettered nor handled again, and the new
+ * messages' writes rolled back with the failure.
  */
 @SpringBootTest(
     classes = {
@@ -123,12 +124,15 @@ class RabbitBatchAutoAckListenerFailureTest {
     queue.awaitClaims(2);
 
     // Queued while the consumer is stopped, so that it takes them as one batch: the two handled
-    // keys again (duplicates), a poison message and a new one.
+    // keys again (duplicates), the first with another body (a mismatch, which the inbox refuses),
+    // a poison message and a new one.
     MessageListenerContainer container = registry.getListenerContainer(CONTAINER);
     container.stop();
     for (String key : handled) {
       queue.send(key, key);
     }
+    String mismatched = handled.get(0);
+    queue.send(mismatched, "other-" + mismatched);
     String poison = keys.get(2);
     String innocent = keys.get(3);
     queue.send(poison, POISON + poison);
@@ -136,10 +140,19 @@ class RabbitBatchAutoAckListenerFailureTest {
     int callsBefore = listener.calls();
     container.start();
 
-    Map<String, Message> dead = queue.awaitDeadLetters(2);
-    assertThat(dead).containsOnlyKeys(poison, innocent);
+    Map<String, Message> dead = queue.awaitDeadLetters(3);
+    assertThat(dead).containsOnlyKeys(poison, innocent, mismatched);
     assertThat(dead.get(poison).getMessageProperties().getHeaders())
         .containsEntry("x-exception-message", "the batch holds a poison message");
+    // The refused message goes with its own refusal, not the failure of a listener it never
+    // reached.
+    Message mismatch = dead.get(mismatched);
+    assertThat(new String(mismatch.getBody(), StandardCharsets.UTF_8))
+        .isEqualTo("other-" + mismatched);
+    assertThat(mismatch.getMessageProperties().getHeaders())
+        .containsEntry("x-inbox-reason", "mismatch")
+        .containsEntry("x-inbox-key", mismatched);
+    assertThat(queue.effects("other-" + mismatched)).isZero();
     for (String key : handled) {
       assertThat(queue.effects(key)).as("effects of the handled %s", key).isEqualTo(1);
     }
