@@ -112,9 +112,10 @@ class RabbitManualAckBeforeFailedCommitTest {
     // Closing the connection returns every unacknowledged message to its queue (a stopped
     // consumer's channel may stay open in the cache).
     connections.resetConnection();
-    assertThat(RabbitMessages.ready(rabbit, QUEUE))
-        .as("the rolled back message, back on the queue")
-        .isEqualTo(1);
+    Await.until(
+        "the rolled back message, back on the queue",
+        Duration.ofSeconds(60),
+        () -> RabbitMessages.ready(rabbit, QUEUE) == 1);
     container.start();
     Await.until("its effect", Duration.ofSeconds(60), () -> effects(key) == 1);
     container.stop();
